@@ -53,4 +53,21 @@ pub enum Error {
     Overflow(&'static str),
     #[error("invalid parameter: {0}")]
     Invalid(String),
+    #[error("{what} {got} is outside the valid range {min}..={max}")]
+    OutOfRange {
+        what: &'static str,
+        got: u64,
+        min: u64,
+        max: u64,
+    },
+    #[error("ticket {0} is already held or funds a currency")]
+    TicketHeld(u64),
+    #[error("client {0} does not hold the mutex")]
+    NotMutexHolder(ClientId),
+    #[error("client {0} already holds or waits for the mutex")]
+    AlreadyAcquired(ClientId),
+    #[error("an inverse lottery needs at least 2 clients (got {0})")]
+    TooFewClients(usize),
+    #[error("the total of {0} is zero")]
+    ZeroTotal(&'static str),
 }

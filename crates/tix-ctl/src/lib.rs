@@ -1,1 +1,364 @@
-//! placeholder
+//! tix-ctl: the control protocol of the `scx_tix` daemon and its client, kept
+//! free of BPF so the `tix` CLI stays light. Permission rules follow Zepp's
+//! set_process_tkts / set_base_tkts (seed 000 §4.1, modelled on nice).
+//!
+//! # Protocol
+//!
+//! A Unix stream socket (default [`DEFAULT_SOCKET`], mode 0666). The client
+//! writes one JSON object per line (a [`Request`], tagged by `"op"`) and reads
+//! one JSON line back (a [`Response`], tagged by `"result"`); a connection
+//! may carry several requests. The daemon identifies the caller with
+//! SO_PEERCRED (pid, uid) and reads CAP_SYS_NICE from the caller's
+//! /proc/PID/status.
+//!
+//! ```text
+//! → {"op":"status"}
+//! ← {"result":"status","attached":true,"policy":"lottery",...}
+//! → {"op":"set_tickets","pid":1234,"tickets":400}
+//! ← {"result":"tickets","pid":1234,"tgid":1234,"tickets":400}
+//! → {"op":"set_base","uid":1001,"base":5000}
+//! ← {"result":"error","kind":"not_permitted","message":"..."}
+//! ```
+//!
+//! Rules: anyone may read (`status`, `get_tickets`, `get_base`, `top`). The
+//! owner of a process (same real uid) or a CAP_SYS_NICE holder may set its
+//! tickets, 1..=10000; tickets are per process (tgid), any thread id names
+//! its process. Base tickets are 100..=10000; only a CAP_SYS_NICE holder may
+//! change another user's base or set any base above [`DEFAULT_BASE`].
+//! `set_policy` needs CAP_SYS_NICE. A refused or invalid request changes
+//! nothing.
+
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+/// Where the daemon listens unless told otherwise.
+pub const DEFAULT_SOCKET: &str = "/run/tix.sock";
+/// Zepp's defaults and ranges (seed 000 §4.1; 1000 from his Table 4).
+pub const DEFAULT_BASE: u64 = 1000;
+pub const DEFAULT_TICKETS: u64 = 100;
+pub const MIN_TICKETS: u64 = 1;
+pub const MAX_TICKETS: u64 = 10_000;
+pub const MIN_BASE: u64 = 100;
+pub const MAX_BASE: u64 = 10_000;
+
+/// The two policies of the kernel scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    Lottery,
+    Stride,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Lottery => "lottery",
+            Policy::Stride => "stride",
+        }
+    }
+}
+
+impl std::str::FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "lottery" => Ok(Policy::Lottery),
+            "stride" => Ok(Policy::Stride),
+            _ => Err(format!("unknown policy '{s}' (lottery or stride)")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    Status,
+    GetTickets { pid: u32 },
+    SetTickets { pid: u32, tickets: u64 },
+    GetBase { uid: u32 },
+    SetBase { uid: u32, base: u64 },
+    SetPolicy { policy: Policy },
+    Top,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    NoSuchProcess,
+    NoSuchUser,
+    OutOfRange,
+    NotPermitted,
+    BadRequest,
+    Internal,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    pub attached: bool,
+    pub policy: Policy,
+    pub compensation: bool,
+    pub slice_us: u64,
+    /// Scheduling decisions (lottery or stride picks) per second, averaged
+    /// over the daemon's last sampling interval.
+    pub decisions_per_sec: f64,
+    pub decisions: u64,
+    /// Decisions in which the expired task won again and kept its CPU.
+    pub prev_kept: u64,
+    /// Decisions forced by the starvation guard.
+    pub starve_serves: u64,
+    /// Wake-ups placed straight on an idle CPU (no contention, no draw).
+    pub direct: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRow {
+    pub pid: u32,
+    pub tgid: u32,
+    pub uid: u32,
+    pub comm: String,
+    /// Runnable now (state R in /proc).
+    pub runnable: bool,
+    pub tickets: u64,
+    pub base: u64,
+    /// Base-ticket value at its last draw.
+    pub value: u64,
+    pub wins: u64,
+    pub runtime_ns: u64,
+    /// Slices by tenth of the slice used (last bucket: 90..100 %).
+    pub hist: Vec<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserRow {
+    pub uid: u32,
+    pub base: u64,
+    pub wins: u64,
+    pub runtime_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Top {
+    /// Monotonic time of the sample, ns (to turn runtime deltas into shares).
+    pub now_ns: u64,
+    pub tasks: Vec<TaskRow>,
+    pub users: Vec<UserRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Response {
+    Error { kind: ErrorKind, message: String },
+    Status(Status),
+    Tickets { pid: u32, tgid: u32, tickets: u64 },
+    Base { uid: u32, base: u64 },
+    Policy { policy: Policy },
+    Top(Top),
+}
+
+impl Response {
+    pub fn error(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Response::Error {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// Who is asking, as the daemon learned it from SO_PEERCRED and /proc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller {
+    pub pid: u32,
+    pub uid: u32,
+    pub cap_sys_nice: bool,
+}
+
+/// Check process tickets against 1..=10000.
+pub fn check_tickets(t: u64) -> Result<u64, Response> {
+    if (MIN_TICKETS..=MAX_TICKETS).contains(&t) {
+        Ok(t)
+    } else {
+        Err(Response::error(
+            ErrorKind::OutOfRange,
+            format!("process tickets must be {MIN_TICKETS}..{MAX_TICKETS} (got {t})"),
+        ))
+    }
+}
+
+/// Check base tickets against 100..=10000.
+pub fn check_base(b: u64) -> Result<u64, Response> {
+    if (MIN_BASE..=MAX_BASE).contains(&b) {
+        Ok(b)
+    } else {
+        Err(Response::error(
+            ErrorKind::OutOfRange,
+            format!("base tickets must be {MIN_BASE}..{MAX_BASE} (got {b})"),
+        ))
+    }
+}
+
+/// Zepp: the owner of a process or a CAP_SYS_NICE holder may set its tickets.
+pub fn may_set_tickets(caller: &Caller, owner_uid: u32) -> bool {
+    caller.cap_sys_nice || caller.uid == owner_uid
+}
+
+/// Zepp: only CAP_SYS_NICE may change another user's base tickets or raise
+/// any above the default; a user may lower (and restore) their own.
+pub fn may_set_base(caller: &Caller, target_uid: u32, base: u64) -> bool {
+    caller.cap_sys_nice || (caller.uid == target_uid && base <= DEFAULT_BASE)
+}
+
+/// Errors of the client side.
+#[derive(Debug)]
+pub enum ClientError {
+    /// No daemon listens at the socket.
+    NotRunning(String),
+    /// The daemon answered with an error.
+    Refused { kind: ErrorKind, message: String },
+    Io(std::io::Error),
+    Protocol(String),
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::NotRunning(p) => {
+                write!(f, "scheduler not running (no scx_tix daemon at {p})")
+            }
+            ClientError::Refused { message, .. } => write!(f, "{message}"),
+            ClientError::Io(e) => write!(f, "control socket: {e}"),
+            ClientError::Protocol(m) => write!(f, "control protocol: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// One request, one answer. An error answer becomes [`ClientError::Refused`].
+pub fn request(socket: &Path, req: &Request) -> Result<Response, ClientError> {
+    let stream = UnixStream::connect(socket).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+            ClientError::NotRunning(socket.display().to_string())
+        }
+        _ => ClientError::Io(e),
+    })?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(ClientError::Io)?;
+    let mut line = serde_json::to_string(req).map_err(|e| ClientError::Protocol(e.to_string()))?;
+    line.push('\n');
+    (&stream)
+        .write_all(line.as_bytes())
+        .map_err(ClientError::Io)?;
+    let mut answer = String::new();
+    BufReader::new(&stream)
+        .read_line(&mut answer)
+        .map_err(ClientError::Io)?;
+    if answer.is_empty() {
+        return Err(ClientError::Protocol("daemon closed the connection".into()));
+    }
+    match serde_json::from_str::<Response>(&answer) {
+        Ok(Response::Error { kind, message }) => Err(ClientError::Refused { kind, message }),
+        Ok(r) => Ok(r),
+        Err(e) => Err(ClientError::Protocol(format!("bad answer: {e}"))),
+    }
+}
+
+/// uid of a user name (or a numeric uid) from /etc/passwd.
+pub fn uid_of(user: &str) -> Option<u32> {
+    if let Ok(u) = user.parse::<u32>() {
+        return Some(u);
+    }
+    let pw = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd_uid(&pw, user)
+}
+
+/// The uid of `name` in passwd-format text.
+pub fn passwd_uid(passwd: &str, name: &str) -> Option<u32> {
+    passwd.lines().find_map(|l| {
+        let mut f = l.split(':');
+        (f.next()? == name).then_some(())?;
+        f.nth(1)?.parse().ok()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(uid: u32) -> Caller {
+        Caller {
+            pid: 1,
+            uid,
+            cap_sys_nice: false,
+        }
+    }
+
+    #[test]
+    fn requests_round_trip_as_documented() {
+        let r = Request::SetTickets { pid: 7, tickets: 400 };
+        let s = serde_json::to_string(&r).unwrap();
+        assert_eq!(s, r#"{"op":"set_tickets","pid":7,"tickets":400}"#);
+        assert_eq!(serde_json::from_str::<Request>(&s).unwrap(), r);
+        let s = serde_json::to_string(&Request::Status).unwrap();
+        assert_eq!(s, r#"{"op":"status"}"#);
+        let e = Response::error(ErrorKind::NotPermitted, "no");
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"result":"error","kind":"not_permitted","message":"no"}"#
+        );
+        assert!(serde_json::from_str::<Request>(r#"{"op":"reboot"}"#).is_err());
+    }
+
+    #[test]
+    fn zepp_permission_rules() {
+        let alice = user(1001);
+        let root = Caller {
+            pid: 1,
+            uid: 0,
+            cap_sys_nice: true,
+        };
+        assert!(may_set_tickets(&alice, 1001));
+        assert!(!may_set_tickets(&alice, 1002));
+        assert!(may_set_tickets(&root, 1002));
+        // Own base: down and back up to the default, never above.
+        assert!(may_set_base(&alice, 1001, 500));
+        assert!(may_set_base(&alice, 1001, DEFAULT_BASE));
+        assert!(!may_set_base(&alice, 1001, DEFAULT_BASE + 1));
+        assert!(!may_set_base(&alice, 1002, 500));
+        assert!(may_set_base(&root, 1002, 10_000));
+        // uid 0 without the capability is an ordinary user here.
+        assert!(!may_set_base(&user(0), 1001, 500));
+    }
+
+    #[test]
+    fn passwd_lookup() {
+        let pw = "root:x:0:0:root:/root:/bin/sh\nalice:x:1001:1001::/home/alice:/bin/sh\n";
+        assert_eq!(passwd_uid(pw, "alice"), Some(1001));
+        assert_eq!(passwd_uid(pw, "root"), Some(0));
+        assert_eq!(passwd_uid(pw, "bob"), None);
+        assert_eq!(uid_of("1234"), Some(1234));
+    }
+
+    #[test]
+    fn ranges() {
+        assert!(check_tickets(0).is_err());
+        assert!(check_tickets(1).is_ok());
+        assert!(check_tickets(10_000).is_ok());
+        assert!(check_tickets(10_001).is_err());
+        assert!(check_base(99).is_err());
+        assert!(check_base(100).is_ok());
+        assert!(check_base(10_001).is_err());
+    }
+
+    #[test]
+    fn client_reports_missing_daemon() {
+        let p = Path::new("/nonexistent-dir-tix/tix.sock");
+        match request(p, &Request::Status) {
+            Err(ClientError::NotRunning(s)) => assert!(s.contains("nonexistent")),
+            other => panic!("expected NotRunning, got {other:?}"),
+        }
+    }
+}

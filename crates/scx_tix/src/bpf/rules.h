@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rules.h - the integer rules of tix's lottery (exponential race), stride and
+ * Zepp's ticket conversion, written once for the BPF scheduler and for the
+ * host test that compares them with tix_core::race / zepp (seed 001 §2.2,
+ * §3.4; seed 000 §4.2). Pure functions: no globals, no helpers, no __int128
+ * (the BPF backend has no 128-bit division), so a small 128-bit type is
+ * built from two u64 halves. Branch-free inner loops keep the verifier cheap.
+ */
+#ifndef __TIX_RULES_H
+#define __TIX_RULES_H
+
+#if !defined(__bpf__) && !defined(__BPF__)
+#include <stdint.h>
+typedef uint64_t u64;
+typedef uint32_t u32;
+#endif
+
+#define TIX_RACE_SHIFT 20
+#define TIX_LN2_Q16 45426ULL
+#define TIX_U64_MAX (~0ULL)
+
+struct tix_u128 {
+	u64 hi;
+	u64 lo;
+};
+
+/* a * b as 128 bits, by 32-bit limbs. */
+static inline struct tix_u128 tix_mul64(u64 a, u64 b)
+{
+	u64 a0 = a & 0xffffffffULL, a1 = a >> 32;
+	u64 b0 = b & 0xffffffffULL, b1 = b >> 32;
+	u64 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+	u64 mid = (p00 >> 32) + (p01 & 0xffffffffULL) + (p10 & 0xffffffffULL);
+	struct tix_u128 r;
+
+	r.lo = (p00 & 0xffffffffULL) | (mid << 32);
+	r.hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+	return r;
+}
+
+/*
+ * n / d (d >= 1) as a 128-bit quotient. The high half divides natively; the
+ * low half is restoring long division over a remainder < d, 64 fixed steps
+ * with masks instead of branches.
+ */
+static inline struct tix_u128 tix_div128(struct tix_u128 n, u64 d)
+{
+	struct tix_u128 q;
+	u64 rem, lo = n.lo, ql = 0, carry, take;
+	int i;
+
+	q.hi = n.hi / d;
+	rem = n.hi % d;
+	if (rem == 0) {
+		q.lo = lo / d;
+		return q;
+	}
+	for (i = 0; i < 64; i++) {
+		carry = rem >> 63;
+		rem = (rem << 1) | (lo >> 63);
+		lo <<= 1;
+		take = carry | (u64)(rem >= d);
+		rem -= d & (0 - take);
+		ql = (ql << 1) | take;
+	}
+	q.lo = ql;
+	return q;
+}
+
+static inline u64 tix_sat64(struct tix_u128 v)
+{
+	return v.hi ? TIX_U64_MAX : v.lo;
+}
+
+/* -ln(u / 2^32) in Q16: an Exp(1) sample for a uniform 32-bit u. */
+static inline u64 tix_neg_ln_q16(u32 u)
+{
+	u64 x, frac = 0, log2;
+	u32 msb = 31;
+	int i;
+
+	if (u < 1)
+		u = 1;
+	while (msb > 0 && !(u & (1U << msb)))
+		msb--;
+	x = (u64)u << (31 - msb);
+	for (i = 0; i < 16; i++) {
+		x = (x * x) >> 31;
+		if (x >= (1ULL << 32)) {
+			x >>= 1;
+			frac |= 1ULL << (15 - i);
+		}
+	}
+	log2 = ((u64)msb << 16) | frac;
+	return (((32ULL << 16) - log2) * TIX_LN2_Q16) >> 16;
+}
+
+/*
+ * Increment of a key in the race: E/value in Q(16+20); with compensation a
+ * task that used a fraction f < 1 of its slice competes with value/f, f in
+ * Q10 clamped to [1/1024, 1].
+ */
+static inline u64 tix_race_delta(u64 e_q16, u64 value, u64 used_ns,
+				 u64 slice_ns, int compensate)
+{
+	struct tix_u128 d, t;
+	u64 f;
+
+	if (value < 1)
+		value = 1;
+	/* (e << 20) as 128 bits, then / value */
+	t.hi = e_q16 >> (64 - TIX_RACE_SHIFT);
+	t.lo = e_q16 << TIX_RACE_SHIFT;
+	d = tix_div128(t, value);
+	if (compensate && slice_ns > 0 && used_ns < slice_ns) {
+		f = tix_sat64(tix_div128(tix_mul64(used_ns, 1024), slice_ns));
+		if (f < 1)
+			f = 1;
+		if (f > 1024)
+			f = 1024;
+		/* d < 2^84 and f <= 2^10: d * f fits 128 bits */
+		t = tix_mul64(d.lo, f);
+		t.hi += d.hi * f;
+		/* >> 10 */
+		d.lo = (t.lo >> 10) | (t.hi << 54);
+		d.hi = t.hi >> 10;
+	}
+	return tix_sat64(d);
+}
+
+/*
+ * Zepp's v = base * tickets / user_runnable_tickets, split among the
+ * process's runnable threads; floors in that order, at least 1.
+ */
+static inline u64 tix_task_value(u64 base, u64 tickets, u64 urt, u64 prt)
+{
+	struct tix_u128 v;
+
+	if (urt < 1)
+		urt = 1;
+	if (prt < 1)
+		prt = 1;
+	v = tix_div128(tix_div128(tix_mul64(base, tickets), urt), prt);
+	if (v.hi == 0 && v.lo < 1)
+		return 1;
+	return tix_sat64(v);
+}
+
+/* Stride: pass advances by used / value in Q16, saturating. */
+static inline u64 tix_pass_delta(u64 used_ns, u64 value)
+{
+	struct tix_u128 t;
+
+	if (value < 1)
+		value = 1;
+	t.hi = used_ns >> 48;
+	t.lo = used_ns << 16;
+	return tix_sat64(tix_div128(t, value));
+}
+
+/* Keys and passes saturate instead of wrapping (as tix-core does). */
+static inline u64 tix_sat_add(u64 a, u64 b)
+{
+	return a + b < a ? TIX_U64_MAX : a + b;
+}
+
+/* A waking task's pass is never behind its domain's virtual time. */
+static inline u64 tix_wake_pass(u64 pass, u64 dom_vtime)
+{
+	return pass > dom_vtime ? pass : dom_vtime;
+}
+
+#endif /* __TIX_RULES_H */

@@ -1,0 +1,147 @@
+//! The BPF program's integer rules (src/bpf/rules.h, compiled for the host by
+//! build.rs) must equal tix-core's bit for bit: the exponential race
+//! (tix_core::race), Zepp's value (tix_core::zepp) and stride's pass
+//! (tix_core::stride). Random inputs from fixed seeds over the full u64
+//! domain and over the ranges the kernel actually meets, plus edges.
+
+use proptest::prelude::*;
+use tix_core::{race, stride, zepp};
+
+extern "C" {
+    fn tix_c_neg_ln_q16(u: u32) -> u64;
+    fn tix_c_race_delta(e: u64, v: u64, used: u64, slice: u64, comp: i32) -> u64;
+    fn tix_c_task_value(base: u64, tickets: u64, urt: u64, prt: u64) -> u64;
+    fn tix_c_pass_delta(used: u64, value: u64) -> u64;
+    fn tix_c_wake_pass(pass: u64, vt: u64) -> u64;
+    fn tix_c_sat_add(a: u64, b: u64) -> u64;
+}
+
+fn c_neg_ln(u: u32) -> u64 {
+    // SAFETY: pure C function of integers.
+    unsafe { tix_c_neg_ln_q16(u) }
+}
+fn c_delta(e: u64, v: u64, used: u64, slice: u64, comp: bool) -> u64 {
+    // SAFETY: pure C function of integers.
+    unsafe { tix_c_race_delta(e, v, used, slice, comp as i32) }
+}
+fn c_value(b: u64, t: u64, urt: u64, prt: u64) -> u64 {
+    // SAFETY: pure C function of integers.
+    unsafe { tix_c_task_value(b, t, urt, prt) }
+}
+fn c_pass(used: u64, v: u64) -> u64 {
+    // SAFETY: pure C function of integers.
+    unsafe { tix_c_pass_delta(used, v) }
+}
+
+/// A small fixed-seed generator (SplitMix64) for the exhaustive-ish sweeps.
+struct Mix(u64);
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Mostly small numbers, sometimes huge: shifts a random word right.
+    fn spread(&mut self) -> u64 {
+        let s = self.next() % 64;
+        self.next() >> s
+    }
+}
+
+#[test]
+fn neg_ln_edges_and_sweep() {
+    for u in [0u32, 1, 2, 3, 255, 256, 1 << 16, (1 << 31) - 1, 1 << 31, u32::MAX - 1, u32::MAX] {
+        assert_eq!(c_neg_ln(u), race::neg_ln_q16(u), "u={u}");
+    }
+    let mut m = Mix(1);
+    for _ in 0..200_000 {
+        let u = m.next() as u32;
+        assert_eq!(c_neg_ln(u), race::neg_ln_q16(u), "u={u}");
+    }
+}
+
+#[test]
+fn race_delta_sweep() {
+    let mut m = Mix(2);
+    for _ in 0..200_000 {
+        let e = if m.next() % 2 == 0 { m.next() % 1_500_000 } else { m.spread() };
+        let v = m.spread();
+        let slice = if m.next() % 2 == 0 { 4_000_000 } else { m.spread() };
+        let used = if m.next() % 2 == 0 { m.next() % (slice.max(1) * 2) } else { m.spread() };
+        for comp in [false, true] {
+            assert_eq!(
+                c_delta(e, v, used, slice, comp),
+                race::race_delta(e, v, used, slice, comp),
+                "e={e} v={v} used={used} slice={slice} comp={comp}"
+            );
+        }
+    }
+    for (e, v, u, s) in [
+        (u64::MAX, 1, 0, 1),
+        (u64::MAX, 1, 1, u64::MAX),
+        (u64::MAX, u64::MAX, u64::MAX - 1, u64::MAX),
+        (0, 0, 0, 0),
+        (1_453_632, 1, 0, 4_000_000),
+    ] {
+        for comp in [false, true] {
+            assert_eq!(c_delta(e, v, u, s, comp), race::race_delta(e, v, u, s, comp));
+        }
+    }
+}
+
+#[test]
+fn task_value_sweep() {
+    let mut m = Mix(3);
+    for _ in 0..200_000 {
+        // Half in the kernel's ranges (base 100..10000, tickets 1..10000),
+        // half anywhere in u64.
+        let (b, t, urt, prt) = if m.next() % 2 == 0 {
+            let t = 1 + m.next() % 10_000;
+            (100 + m.next() % 9_901, t, t + m.next() % 1_000_000, m.next() % 64)
+        } else {
+            (m.spread(), m.spread(), m.spread(), m.spread())
+        };
+        assert_eq!(
+            c_value(b, t, urt, prt),
+            zepp::task_value(b, t, urt, prt),
+            "b={b} t={t} urt={urt} prt={prt}"
+        );
+    }
+    assert_eq!(c_value(u64::MAX, u64::MAX, 1, 1), zepp::task_value(u64::MAX, u64::MAX, 1, 1));
+    assert_eq!(c_value(u64::MAX, u64::MAX, 3, u64::MAX), zepp::task_value(u64::MAX, u64::MAX, 3, u64::MAX));
+    assert_eq!(c_value(0, 0, 0, 0), 1);
+    // Zepp's Table 1: Fred 200 base, tickets 1000 and 3000 -> 50 and 150.
+    assert_eq!(c_value(200, 1000, 4000, 1), 50);
+    assert_eq!(c_value(200, 3000, 4000, 1), 150);
+}
+
+#[test]
+fn pass_delta_and_wake_sweep() {
+    let mut m = Mix(4);
+    for _ in 0..200_000 {
+        let used = m.spread();
+        let v = m.spread();
+        assert_eq!(c_pass(used, v), stride::pass_delta(used, v), "used={used} v={v}");
+        let (p, t) = (m.next(), m.next());
+        // SAFETY: pure C functions of integers.
+        unsafe {
+            assert_eq!(tix_c_wake_pass(p, t), p.max(t));
+            assert_eq!(tix_c_sat_add(p, t), p.saturating_add(t));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn rules_agree_on_arbitrary_inputs(u in any::<u32>(), e in any::<u64>(), v in any::<u64>(),
+                                       used in any::<u64>(), slice in any::<u64>(),
+                                       b in any::<u64>(), t in any::<u64>(), prt in any::<u64>()) {
+        prop_assert_eq!(c_neg_ln(u), race::neg_ln_q16(u));
+        prop_assert_eq!(c_delta(e, v, used, slice, true), race::race_delta(e, v, used, slice, true));
+        prop_assert_eq!(c_value(b, t, v, prt), zepp::task_value(b, t, v, prt));
+        prop_assert_eq!(c_pass(used, v), stride::pass_delta(used, v));
+    }
+}

@@ -1,0 +1,186 @@
+//! EEVDF as Linux defines it (kernel/sched/fair.c since 6.6): each client has
+//! a vruntime v advancing by used/w, a virtual deadline d = v + slice/w, and
+//! lag w·(V − v) against the weighted average vruntime V; a client is eligible
+//! when its lag ≥ 0 (v ≤ V) and the eligible client with the earliest deadline
+//! runs. Slice = the quantum.
+//!
+//! Followed from Linux: the deadline is refreshed only once v reaches it;
+//! a blocking client keeps its lag (clamped to ±2 slices) and its relative
+//! deadline, and on wake is placed at v = V − lag·(W + w)/W (place_entity's
+//! inflation, so the lag survives its own re-entry into the average); a
+//! weight change rescales lag and relative deadline by w_old/w_new. Not
+//! followed: new clients get a full (not half) first slice.
+
+use crate::error::Result;
+use crate::registry::{roster_accessors, Roster};
+use crate::sched::{ClientId, PolicyOptions, Scheduler};
+use crate::wf2q::EligibleQueue;
+
+/// Fixed point: 2^-20 ns per unit of weight, leaving room for w·v sums in i128.
+const SHIFT: u32 = 20;
+
+fn vdelta(ns: u64, w: u64) -> i128 {
+    (((ns as u128) << SHIFT) / w.max(1) as u128) as i128
+}
+
+/// EEVDF scheduler; `q.start` holds vruntimes, `q.finish` deadlines.
+#[derive(Debug, Clone)]
+pub struct Eevdf {
+    roster: Roster,
+    q: EligibleQueue,
+    /// Base of the weighted sum (Linux's min_vruntime role).
+    v0: i128,
+    /// Σ w·(v − v0) and Σ w over runnable clients (in service included).
+    sum_wv: i128,
+    sum_w: i128,
+    /// Per blocked client: (lag V − v, deadline − v) at block time.
+    saved: Vec<(i128, i128)>,
+}
+
+impl Eevdf {
+    pub fn new(opts: &PolicyOptions) -> Self {
+        Eevdf {
+            roster: Roster::new(opts),
+            q: EligibleQueue::default(),
+            v0: 0,
+            sum_wv: 0,
+            sum_w: 0,
+            saved: Vec::new(),
+        }
+    }
+
+    /// Weighted average vruntime V (v0 when nobody is runnable).
+    pub fn avg_vruntime(&self) -> i128 {
+        if self.sum_w == 0 {
+            self.v0
+        } else {
+            self.v0 + self.sum_wv.div_euclid(self.sum_w)
+        }
+    }
+
+    /// Lag of a runnable client, w·(V − v), in ns (Linux's sense: positive
+    /// means the client is owed service).
+    pub fn lag_ns(&self, id: ClientId) -> Result<f64> {
+        let w = self.roster.weight(id)?;
+        let d = (self.avg_vruntime() - self.q.start[id]) as f64;
+        Ok(d * w as f64 / (1u64 << SHIFT) as f64)
+    }
+
+    fn account(&mut self, id: ClientId, sign: i128) {
+        let w = self.roster.weights[id] as i128;
+        self.sum_w += sign * w;
+        self.sum_wv += sign * w * (self.q.start[id] - self.v0);
+    }
+
+    fn rebase(&mut self) {
+        // Keep v − v0 small so w·(v − v0) never nears i128's range.
+        let v = self.avg_vruntime();
+        let shift = v - self.v0;
+        if shift.abs() > 1 << 60 {
+            self.sum_wv -= self.sum_w * shift;
+            self.v0 = v;
+        }
+    }
+
+    fn place(&mut self, id: ClientId, lag: i128, rel_deadline: i128) {
+        let w = self.roster.weights[id] as i128;
+        let v_avg = self.avg_vruntime();
+        let lag = if self.sum_w > 0 {
+            lag * (self.sum_w + w) / self.sum_w
+        } else {
+            lag
+        };
+        self.q.start[id] = v_avg - lag;
+        self.q.finish[id] = self.q.start[id] + rel_deadline;
+        self.account(id, 1);
+        self.q.insert(id, false);
+    }
+}
+
+impl Scheduler for Eevdf {
+    fn name(&self) -> &'static str {
+        "eevdf"
+    }
+    roster_accessors!();
+    fn join(&mut self, weight: u64) -> Result<ClientId> {
+        let id = self.roster.join(weight)?;
+        self.q.add();
+        self.saved.push((0, 0));
+        self.place(id, 0, vdelta(self.roster.quantum_ns, weight));
+        Ok(id)
+    }
+    fn leave(&mut self, id: ClientId) -> Result<()> {
+        if self.roster.leave(id)? {
+            self.account(id, -1);
+            self.q.remove(id);
+        }
+        Ok(())
+    }
+    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
+        let v_avg = self.avg_vruntime();
+        let (old, runnable) = self.roster.set_weight(id, weight)?;
+        let (o, n) = (old as i128, weight as i128);
+        if runnable {
+            let start = self.q.start[id];
+            let rel = self.q.finish[id] - start;
+            self.sum_w -= o;
+            self.sum_wv -= o * (start - self.v0);
+            // Linux reweight_entity: vlag and relative deadline scale w_old/w_new.
+            self.q.start[id] = v_avg - (v_avg - start) * o / n;
+            self.q.finish[id] = self.q.start[id] + rel * o / n;
+            self.account(id, 1);
+            self.q.insert(id, true);
+        } else {
+            let (l, d) = self.saved[id];
+            self.saved[id] = (l * o / n, d * o / n);
+        }
+        Ok(())
+    }
+    fn block(&mut self, id: ClientId) -> Result<()> {
+        self.roster.block(id)?;
+        let w = self.roster.weights[id];
+        let limit = vdelta(2 * self.roster.quantum_ns, w);
+        let lag = (self.avg_vruntime() - self.q.start[id]).clamp(-limit, limit);
+        self.saved[id] = (lag, self.q.finish[id] - self.q.start[id]);
+        self.account(id, -1);
+        self.q.remove(id);
+        self.rebase();
+        Ok(())
+    }
+    fn wake(&mut self, id: ClientId) -> Result<()> {
+        self.roster.wake(id)?;
+        let (lag, rel) = self.saved[id];
+        self.place(id, lag, rel);
+        Ok(())
+    }
+    fn pick(&mut self) -> Option<ClientId> {
+        if self.roster.in_service.is_some() {
+            return self.roster.in_service;
+        }
+        let v = self.avg_vruntime();
+        let id = match self.q.take(v) {
+            Some(id) => id,
+            // Integer rounding of V can leave nobody eligible by a hair;
+            // the smallest vruntime is then the one Linux would pick.
+            None => {
+                let s = self.q.min_ineligible_start()?;
+                self.q.take(s)?
+            }
+        };
+        self.roster.in_service = Some(id);
+        Some(id)
+    }
+    fn charge(&mut self, id: ClientId, used_ns: u64) -> Result<()> {
+        self.roster.charge(id)?;
+        let w = self.roster.weights[id];
+        let d = vdelta(used_ns, w);
+        self.q.start[id] += d;
+        self.sum_wv += w as i128 * d;
+        if self.q.start[id] >= self.q.finish[id] {
+            self.q.finish[id] = self.q.start[id] + vdelta(self.roster.quantum_ns, w);
+        }
+        self.q.insert(id, false);
+        self.rebase();
+        Ok(())
+    }
+}

@@ -1,0 +1,70 @@
+//! First-come first-served (Samih Ch. 2, Table 2.1): a FIFO of runnable
+//! clients; the head keeps the processor until it blocks or leaves
+//! (non-preemptive), a woken client goes to the tail. Weights are ignored.
+
+use crate::error::Result;
+use crate::registry::{roster_accessors, Roster};
+use crate::sched::{ClientId, PolicyOptions, Scheduler};
+use std::collections::VecDeque;
+
+/// FCFS scheduler.
+#[derive(Debug, Clone)]
+pub struct Fcfs {
+    roster: Roster,
+    queue: VecDeque<ClientId>,
+}
+
+impl Fcfs {
+    pub fn new(opts: &PolicyOptions) -> Self {
+        Fcfs {
+            roster: Roster::new(opts),
+            queue: VecDeque::new(),
+        }
+    }
+
+    fn dequeue(&mut self, id: ClientId) {
+        if let Some(i) = self.queue.iter().position(|&c| c == id) {
+            self.queue.remove(i);
+        }
+    }
+}
+
+impl Scheduler for Fcfs {
+    fn name(&self) -> &'static str {
+        "fcfs"
+    }
+    roster_accessors!();
+    fn join(&mut self, weight: u64) -> Result<ClientId> {
+        let id = self.roster.join(weight)?;
+        self.queue.push_back(id);
+        Ok(id)
+    }
+    fn leave(&mut self, id: ClientId) -> Result<()> {
+        if self.roster.leave(id)? {
+            self.dequeue(id);
+        }
+        Ok(())
+    }
+    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
+        self.roster.set_weight(id, weight).map(|_| ())
+    }
+    fn block(&mut self, id: ClientId) -> Result<()> {
+        self.roster.block(id)?;
+        self.dequeue(id);
+        Ok(())
+    }
+    fn wake(&mut self, id: ClientId) -> Result<()> {
+        self.roster.wake(id)?;
+        self.queue.push_back(id);
+        Ok(())
+    }
+    fn pick(&mut self) -> Option<ClientId> {
+        if self.roster.in_service.is_none() {
+            self.roster.in_service = self.queue.front().copied();
+        }
+        self.roster.in_service
+    }
+    fn charge(&mut self, id: ClientId, _used_ns: u64) -> Result<()> {
+        self.roster.charge(id)
+    }
+}

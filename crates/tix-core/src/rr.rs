@@ -1,0 +1,75 @@
+//! Round robin (GR3 §3): runnable clients in a circular FIFO, each runs one
+//! quantum in turn; weights are stored and validated but do not change the
+//! order. Samih Ch. 2 (Table 2.4) uses it with q = 4 ms.
+
+use crate::error::Result;
+use crate::registry::{roster_accessors, Roster};
+use crate::sched::{ClientId, PolicyOptions, Scheduler};
+use std::collections::VecDeque;
+
+/// Round robin over runnable clients in join (then wake) order.
+#[derive(Debug, Clone)]
+pub struct RoundRobin {
+    roster: Roster,
+    queue: VecDeque<ClientId>,
+}
+
+impl RoundRobin {
+    pub fn new(opts: &PolicyOptions) -> Self {
+        RoundRobin {
+            roster: Roster::new(opts),
+            queue: VecDeque::new(),
+        }
+    }
+
+    fn dequeue(&mut self, id: ClientId) {
+        // O(n): leaving and blocking are rare next to pick/charge.
+        if let Some(i) = self.queue.iter().position(|&c| c == id) {
+            self.queue.remove(i);
+        }
+    }
+}
+
+impl Scheduler for RoundRobin {
+    fn name(&self) -> &'static str {
+        "rr"
+    }
+    roster_accessors!();
+    fn join(&mut self, weight: u64) -> Result<ClientId> {
+        let id = self.roster.join(weight)?;
+        self.queue.push_back(id);
+        Ok(id)
+    }
+    fn leave(&mut self, id: ClientId) -> Result<()> {
+        if self.roster.leave(id)? {
+            self.dequeue(id);
+        }
+        Ok(())
+    }
+    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
+        self.roster.set_weight(id, weight).map(|_| ())
+    }
+    fn block(&mut self, id: ClientId) -> Result<()> {
+        self.roster.block(id)?;
+        self.dequeue(id);
+        Ok(())
+    }
+    fn wake(&mut self, id: ClientId) -> Result<()> {
+        self.roster.wake(id)?;
+        self.queue.push_back(id);
+        Ok(())
+    }
+    fn pick(&mut self) -> Option<ClientId> {
+        if self.roster.in_service.is_none() {
+            self.roster.in_service = self.queue.front().copied();
+        }
+        self.roster.in_service
+    }
+    fn charge(&mut self, id: ClientId, _used_ns: u64) -> Result<()> {
+        self.roster.charge(id)?;
+        // A client that used less than its quantum still goes to the tail:
+        // Samih's RR releases the CPU voluntarily and rejoins the queue.
+        self.queue.rotate_left(1.min(self.queue.len()));
+        Ok(())
+    }
+}

@@ -1,0 +1,907 @@
+//! The discrete-event engine: CPUs dispatch clients picked by tix-core
+//! policies, quantum by quantum, while clients block, wake, arrive, exit and
+//! change tickets; service, GPS lag (GR3 §2 eq. 1–2), waits and responses
+//! are recorded per client over time.
+//!
+//! Timing model (named approximations):
+//! - A slice is charged to the policy when it is dispatched (its length is
+//!   known: the behaviour says how much CPU the client will use), so a
+//!   policy never has two clients in service at once.
+//! - Events (wakes, ticket changes, arrivals) take effect at the next
+//!   dispatch on any CPU, i.e. at quantum boundaries; there is no preemption
+//!   on wake.
+//! - With one shared queue and several CPUs, a dispatched client is blocked
+//!   in the policy while it runs and woken when its slice ends, so other
+//!   CPUs cannot pick it; policies see that as a short sleep.
+//! - The GPS ideal is re-accrued at every change of the runnable set or of
+//!   a weight, water-filled over the CPUs (nobody gets more than one CPU).
+
+use crate::error::{Result, SimError};
+use crate::model::*;
+use crate::policy;
+use crate::rng::WorkRng;
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use tix_core::{ClientId, PolicyOptions, Scheduler};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Sample,
+    Balance,
+    Script(usize),
+    Arrive(usize),
+    Release(usize),
+    Wake(usize),
+    SliceEnd(usize),
+    Exit(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    NotArrived,
+    Ready,
+    Blocked,
+    Exited,
+}
+
+#[derive(Debug, Clone)]
+struct Cl {
+    st: St,
+    cpu: usize,
+    local: ClientId,
+    /// Currently joined and runnable in its policy instance.
+    queued: bool,
+    /// Dispatched and its slice has not ended (shared queue, several CPUs).
+    running: bool,
+    exit_pending: bool,
+    weight: u64,
+    burst_left: u64,
+    work_left: u64,
+    service: u64,
+    ideal: f64,
+    ready_since: u64,
+    wait: u64,
+    dispatches: u64,
+    awaiting_since: Option<u64>,
+    responses: Vec<u64>,
+    turnaround: Option<u64>,
+    rng: WorkRng,
+    min_lag: f64,
+    max_lag: f64,
+}
+
+/// Min, max, mean and percentiles of a sample (ns).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    pub count: usize,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+}
+
+impl Summary {
+    pub fn of(values: &[f64]) -> Summary {
+        if values.is_empty() {
+            return Summary::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        // Nearest-rank percentiles.
+        let rank = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        Summary {
+            count: v.len(),
+            min: v[0],
+            max: v[v.len() - 1],
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            p50: rank(0.50),
+            p99: rank(0.99),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientReport {
+    pub name: String,
+    pub process: String,
+    pub user: Option<String>,
+    pub cpu: usize,
+    /// CPU time received (ns).
+    pub service_ns: u64,
+    /// What GPS would have given it over the same runnable periods (ns).
+    pub ideal_ns: f64,
+    /// service − ideal at the end (ns).
+    pub lag_ns: f64,
+    pub min_lag_ns: f64,
+    pub max_lag_ns: f64,
+    /// Fraction of all CPU time in the run.
+    pub share: f64,
+    /// Time runnable but not running (ns).
+    pub wait_ns: u64,
+    pub dispatches: u64,
+    /// Wake (or release) to first dispatch (ns).
+    pub response: Summary,
+    /// Arrival to completion of its work (ns), for clients that finished.
+    pub turnaround_ns: Option<u64>,
+}
+
+/// Per-client time series, sampled every `sample_ns`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Series {
+    pub t_ns: Vec<u64>,
+    /// `service_ns[client][sample]`, cumulative.
+    pub service_ns: Vec<Vec<u64>>,
+    /// `lag_ns[client][sample]` = service − GPS ideal.
+    pub lag_ns: Vec<Vec<f64>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SimResult {
+    pub algo: String,
+    pub cpus: usize,
+    pub duration_ns: u64,
+    pub quanta: u64,
+    pub idle_ns: u64,
+    pub migrations: u64,
+    /// Jain's index over service / GPS ideal of the clients that had any ideal.
+    pub jain: f64,
+    pub lag: Summary,
+    pub clients: Vec<ClientReport>,
+    pub series: Series,
+}
+
+/// A user-level manager (Waldspurger §6.3) that watches progress and
+/// changes tickets: called at every sample with each client's service (ns).
+pub trait Controller {
+    fn at_sample(&mut self, now: u64, service_ns: &[u64]) -> Vec<Action>;
+}
+
+pub struct Engine {
+    sys: System,
+    scheds: Vec<Box<dyn Scheduler>>,
+    /// local id → client, per CPU instance.
+    owners: Vec<Vec<usize>>,
+    cl: Vec<Cl>,
+    /// Process tickets and runnable-thread counts, by process index.
+    proc_of: Vec<usize>,
+    proc_tickets: Vec<u64>,
+    proc_ready: Vec<u64>,
+    user_base: Vec<u64>,
+    /// Σ tickets of the user's processes that have a runnable thread.
+    user_ready_tickets: Vec<u64>,
+    user_members: Vec<Vec<usize>>,
+    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    seq: u64,
+    free_at: Vec<u64>,
+    last_accrue: u64,
+    quanta: u64,
+    idle: u64,
+    migrations: u64,
+    series: Series,
+    shuttle: Option<(usize, usize)>,
+    controller: Option<Box<dyn Controller>>,
+}
+
+impl Engine {
+    pub fn new(sys: System) -> Result<Engine> {
+        let c = &sys.config;
+        if c.cpus == 0 {
+            return Err(SimError::Invalid("cpus: expected at least 1".into()));
+        }
+        if c.quantum_ns == 0 || c.sample_ns == 0 || c.balance_ns == 0 {
+            return Err(SimError::Invalid(
+                "quantum, sample and balance intervals: expected at least 1 ns".into(),
+            ));
+        }
+        let instances = match c.queue {
+            QueueMode::Shared => 1,
+            QueueMode::PerCpu => c.cpus,
+        };
+        let mut scheds = Vec::new();
+        for i in 0..instances {
+            let opts = PolicyOptions {
+                quantum_ns: c.quantum_ns,
+                seed: c.seed.wrapping_add(i as u64),
+            };
+            scheds.push(policy::build(&c.algo, &opts)?);
+        }
+        let mut procs: Vec<String> = Vec::new();
+        let mut proc_of = Vec::new();
+        let mut proc_tickets = Vec::new();
+        let mut user_members = vec![Vec::new(); sys.users.len()];
+        let n = sys.clients.len();
+        let mut cl = Vec::with_capacity(n);
+        for (g, s) in sys.clients.iter().enumerate() {
+            if let Some(u) = s.user {
+                if u >= sys.users.len() {
+                    return Err(SimError::Invalid(format!("client {}: unknown user", s.name)));
+                }
+                user_members[u].push(g);
+            }
+            if let Some(cpu) = s.cpu {
+                if cpu >= c.cpus {
+                    return Err(SimError::Invalid(format!(
+                        "client {}: cpu {cpu} but only {} cpus",
+                        s.name, c.cpus
+                    )));
+                }
+            }
+            let p = match procs.iter().position(|p| *p == s.process) {
+                Some(p) => p,
+                None => {
+                    procs.push(s.process.clone());
+                    proc_tickets.push(s.tickets);
+                    procs.len() - 1
+                }
+            };
+            proc_of.push(p);
+            cl.push(Cl {
+                st: St::NotArrived,
+                cpu: 0,
+                local: usize::MAX,
+                queued: false,
+                running: false,
+                exit_pending: false,
+                weight: 0,
+                burst_left: 0,
+                work_left: s.work_ns.unwrap_or(u64::MAX),
+                service: 0,
+                ideal: 0.0,
+                ready_since: 0,
+                wait: 0,
+                dispatches: 0,
+                awaiting_since: None,
+                responses: Vec::new(),
+                turnaround: None,
+                rng: WorkRng::derive(c.seed, g as u64 + 1),
+                min_lag: 0.0,
+                max_lag: 0.0,
+            });
+        }
+        let nproc = procs.len();
+        let mut e = Engine {
+            scheds,
+            owners: vec![Vec::new(); instances],
+            cl,
+            proc_of,
+            proc_tickets,
+            proc_ready: vec![0; nproc],
+            user_base: sys.users.iter().map(|u| u.base).collect(),
+            user_ready_tickets: vec![0; sys.users.len()],
+            user_members,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            free_at: vec![0; c.cpus],
+            last_accrue: 0,
+            quanta: 0,
+            idle: 0,
+            migrations: 0,
+            series: Series {
+                t_ns: Vec::new(),
+                service_ns: vec![Vec::new(); n],
+                lag_ns: vec![Vec::new(); n],
+            },
+            shuttle: None,
+            controller: None,
+            sys,
+        };
+        for g in 0..n {
+            let at = e.sys.clients[g].arrive_ns;
+            e.push(at, Ev::Arrive(g));
+            if let Some(x) = e.sys.clients[g].exit_ns {
+                e.push(x, Ev::Exit(g));
+            }
+        }
+        for i in 0..e.sys.events.len() {
+            let at = e.sys.events[i].at_ns;
+            e.push(at, Ev::Script(i));
+        }
+        e.push(0, Ev::Sample);
+        if e.sys.config.queue == QueueMode::PerCpu && e.sys.config.balance != Balance::None {
+            let b = e.sys.config.balance_ns;
+            e.push(b, Ev::Balance);
+        }
+        Ok(e)
+    }
+
+    /// Attach a controller (called at every sample).
+    pub fn with_controller(mut self, c: Box<dyn Controller>) -> Engine {
+        self.controller = Some(c);
+        self
+    }
+
+    fn push(&mut self, at: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, self.seq, ev)));
+    }
+
+    fn inst(&self, cpu: usize) -> usize {
+        match self.sys.config.queue {
+            QueueMode::Shared => 0,
+            QueueMode::PerCpu => cpu,
+        }
+    }
+
+    /// The client's weight from its tickets (Zepp's v = b·p/t with users,
+    /// its process tickets without); 0 = nothing to compete with.
+    fn value(&self, g: usize) -> u64 {
+        let p = self.proc_of[g];
+        let tickets = self.proc_tickets[p];
+        if tickets == 0 {
+            return 0;
+        }
+        match self.sys.clients[g].user {
+            None => tickets,
+            Some(u) => tix_core::zepp::task_value(
+                self.user_base[u],
+                tickets,
+                self.user_ready_tickets[u],
+                self.proc_ready[p],
+            ),
+        }
+        .min(tix_core::MAX_WEIGHT)
+    }
+
+    /// Bring the policy's view of client g in line with the model.
+    fn sync(&mut self, g: usize) -> Result<()> {
+        let w = if self.cl[g].st == St::Ready {
+            self.value(g)
+        } else {
+            0
+        };
+        let want = w > 0 && !self.cl[g].running;
+        let c = &mut self.cl[g];
+        let i = match self.sys.config.queue {
+            QueueMode::Shared => 0,
+            QueueMode::PerCpu => c.cpu,
+        };
+        if w > 0 && w != c.weight && c.local != usize::MAX {
+            self.scheds[i].set_weight(c.local, w)?;
+        }
+        if w > 0 {
+            c.weight = w;
+        }
+        if want && !c.queued {
+            if c.local == usize::MAX {
+                c.local = self.scheds[i].join(w)?;
+                let owners = &mut self.owners[i];
+                if owners.len() <= c.local {
+                    owners.resize(c.local + 1, usize::MAX);
+                }
+                owners[c.local] = g;
+            } else {
+                self.scheds[i].wake(c.local)?;
+            }
+            c.queued = true;
+            let remaining = c.burst_left.min(c.work_left);
+            let local = c.local;
+            if let Some(b) = self.scheds[i].as_burst_aware() {
+                b.set_burst(local, remaining)?;
+            }
+            return Ok(());
+        } else if !want && c.queued {
+            self.scheds[i].block(c.local)?;
+            c.queued = false;
+        }
+        Ok(())
+    }
+
+    /// Re-sync every client whose value may change when g's state does.
+    fn resync_around(&mut self, g: usize) -> Result<()> {
+        match self.sys.clients[g].user {
+            None => self.sync(g),
+            Some(u) => {
+                for k in 0..self.user_members[u].len() {
+                    let m = self.user_members[u][k];
+                    if self.cl[m].st == St::Ready || m == g {
+                        self.sync(m)?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Client g becomes ready (true) or stops being ready (false).
+    fn set_ready(&mut self, g: usize, ready: bool, now: u64, next: St) -> Result<()> {
+        let was = self.cl[g].st == St::Ready;
+        self.accrue(now);
+        self.cl[g].st = next;
+        if was != ready {
+            let p = self.proc_of[g];
+            if ready {
+                self.proc_ready[p] += 1;
+                self.cl[g].ready_since = now;
+                self.cl[g].awaiting_since = Some(now);
+            } else {
+                self.proc_ready[p] -= 1;
+            }
+            if let Some(u) = self.sys.clients[g].user {
+                let t = self.proc_tickets[p];
+                if ready && self.proc_ready[p] == 1 {
+                    self.user_ready_tickets[u] += t;
+                } else if !ready && self.proc_ready[p] == 0 {
+                    self.user_ready_tickets[u] -= t;
+                }
+            }
+        }
+        self.resync_around(g)
+    }
+
+    fn set_proc_tickets(&mut self, g: usize, tickets: u64, now: u64) -> Result<()> {
+        self.accrue(now);
+        let p = self.proc_of[g];
+        let old = self.proc_tickets[p];
+        self.proc_tickets[p] = tickets;
+        if let Some(u) = self.sys.clients[g].user {
+            if self.proc_ready[p] > 0 {
+                self.user_ready_tickets[u] = self.user_ready_tickets[u] - old + tickets;
+            }
+            return self.resync_around(g);
+        }
+        // Threads of one process share its tickets: resync them all.
+        for m in 0..self.cl.len() {
+            if self.proc_of[m] == p {
+                self.sync(m)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// GPS ideal service over [last, now): every ready client gets CPU in
+    /// proportion to its weight, at most one CPU each (water-filling).
+    fn accrue(&mut self, now: u64) {
+        if now <= self.last_accrue {
+            return;
+        }
+        let dt = (now - self.last_accrue) as f64;
+        self.last_accrue = now;
+        let mut set: Vec<(usize, f64)> = (0..self.cl.len())
+            .filter(|&g| self.cl[g].st == St::Ready && self.cl[g].weight > 0)
+            .map(|g| (g, self.cl[g].weight as f64))
+            .collect();
+        let mut cpus = self.sys.config.cpus as f64;
+        loop {
+            if set.is_empty() {
+                return;
+            }
+            if set.len() as f64 <= cpus {
+                for &(g, _) in &set {
+                    self.cl[g].ideal += dt;
+                }
+                return;
+            }
+            let total: f64 = set.iter().map(|s| s.1).sum();
+            let before = set.len();
+            let mut rest = Vec::with_capacity(set.len());
+            for &(g, w) in &set {
+                if w / total * cpus > 1.0 {
+                    self.cl[g].ideal += dt;
+                } else {
+                    rest.push((g, w));
+                }
+            }
+            cpus -= (before - rest.len()) as f64;
+            if rest.len() == before {
+                for &(g, w) in &rest {
+                    self.cl[g].ideal += dt * cpus * w / total;
+                }
+                return;
+            }
+            set = rest;
+        }
+    }
+
+    fn sample(&mut self, now: u64) {
+        self.accrue(now);
+        self.series.t_ns.push(now);
+        for g in 0..self.cl.len() {
+            let c = &mut self.cl[g];
+            let lag = c.service as f64 - c.ideal;
+            c.min_lag = c.min_lag.min(lag);
+            c.max_lag = c.max_lag.max(lag);
+            self.series.service_ns[g].push(c.service);
+            self.series.lag_ns[g].push(lag);
+        }
+    }
+
+    fn start_burst(&mut self, g: usize) {
+        let b = match &self.sys.clients[g].behaviour {
+            Behaviour::Cpu => u64::MAX,
+            Behaviour::Io { run, .. } => {
+                let run = run.clone();
+                run.sample(&mut self.cl[g].rng).max(1)
+            }
+            Behaviour::Periodic { .. } => self.cl[g].burst_left,
+        };
+        self.cl[g].burst_left = b;
+    }
+
+    fn least_loaded_cpu(&self) -> usize {
+        let mut load = vec![0u64; self.sys.config.cpus];
+        for c in &self.cl {
+            if c.st == St::Ready {
+                load[c.cpu] += c.weight;
+            }
+        }
+        (0..load.len()).min_by_key(|&i| (load[i], i)).unwrap_or(0)
+    }
+
+    fn handle(&mut self, now: u64, ev: Ev) -> Result<()> {
+        match ev {
+            Ev::Sample => {
+                self.sample(now);
+                if let Some(mut c) = self.controller.take() {
+                    let service: Vec<u64> = self.cl.iter().map(|c| c.service).collect();
+                    let actions = c.at_sample(now, &service);
+                    self.controller = Some(c);
+                    for a in actions {
+                        self.script(a, now)?;
+                    }
+                }
+                let next = now + self.sys.config.sample_ns;
+                if next < self.sys.config.duration_ns {
+                    self.push(next, Ev::Sample);
+                }
+            }
+            Ev::Balance => {
+                self.accrue(now);
+                self.balance()?;
+                let next = now + self.sys.config.balance_ns;
+                self.push(next, Ev::Balance);
+            }
+            Ev::Arrive(g) => {
+                if self.cl[g].st != St::NotArrived {
+                    return Ok(());
+                }
+                self.cl[g].cpu = match self.sys.clients[g].cpu {
+                    Some(c) => c,
+                    None if self.sys.config.queue == QueueMode::PerCpu => self.least_loaded_cpu(),
+                    None => 0,
+                };
+                if let Behaviour::Periodic { .. } = self.sys.clients[g].behaviour {
+                    self.cl[g].st = St::Blocked;
+                    self.push(now, Ev::Release(g));
+                    return Ok(());
+                }
+                self.start_burst(g);
+                self.set_ready(g, true, now, St::Ready)?;
+            }
+            Ev::Release(g) => {
+                if self.cl[g].st == St::Exited {
+                    return Ok(());
+                }
+                if let Behaviour::Periodic { period_ns, work_ns } = self.sys.clients[g].behaviour {
+                    self.cl[g].burst_left = self.cl[g].burst_left.saturating_add(work_ns);
+                    self.push(now + period_ns.max(1), Ev::Release(g));
+                    if self.cl[g].st == St::Blocked && !self.cl[g].running {
+                        self.set_ready(g, true, now, St::Ready)?;
+                    }
+                }
+            }
+            Ev::Wake(g) => {
+                if self.cl[g].st == St::Blocked {
+                    self.start_burst(g);
+                    self.set_ready(g, true, now, St::Ready)?;
+                }
+            }
+            Ev::SliceEnd(g) => {
+                self.cl[g].running = false;
+                self.after_slice(g, now)?;
+            }
+            Ev::Exit(g) => {
+                if self.cl[g].running {
+                    self.cl[g].exit_pending = true;
+                } else {
+                    self.exit(g, now)?;
+                }
+            }
+            Ev::Script(i) => {
+                let a = self.sys.events[i].action.clone();
+                self.script(a, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn exit(&mut self, g: usize, now: u64) -> Result<()> {
+        match self.cl[g].st {
+            St::Exited | St::NotArrived => {
+                self.cl[g].st = St::Exited;
+                return Ok(());
+            }
+            _ => {}
+        }
+        self.set_ready(g, false, now, St::Exited)?;
+        if self.cl[g].local != usize::MAX {
+            let i = self.inst(self.cl[g].cpu);
+            self.scheds[i].leave(self.cl[g].local)?;
+            self.cl[g].local = usize::MAX;
+        }
+        Ok(())
+    }
+
+    fn script(&mut self, a: Action, now: u64) -> Result<()> {
+        match a {
+            Action::Tickets { client, tickets } => self.set_proc_tickets(client, tickets, now),
+            Action::Fund { user, base } => {
+                self.accrue(now);
+                self.user_base[user] = base;
+                for k in 0..self.user_members[user].len() {
+                    let m = self.user_members[user][k];
+                    self.sync(m)?;
+                }
+                Ok(())
+            }
+            Action::Transfer { from, to, tickets } => {
+                let have = self.proc_tickets[self.proc_of[from]];
+                if have < tickets {
+                    return Err(SimError::Core(tix_core::Error::InsufficientTickets {
+                        wanted: tickets,
+                        held: have,
+                    }));
+                }
+                self.set_proc_tickets(from, have - tickets, now)?;
+                let to_have = self.proc_tickets[self.proc_of[to]];
+                self.set_proc_tickets(to, to_have + tickets, now)
+            }
+            Action::Exit { client } => self.handle(now, Ev::Exit(client)),
+            Action::Migrate { client, cpu } => {
+                if cpu >= self.sys.config.cpus {
+                    return Err(SimError::Invalid(format!("migrate: no cpu {cpu}")));
+                }
+                self.migrate(client, cpu)
+            }
+        }
+    }
+
+    fn migrate(&mut self, g: usize, cpu: usize) -> Result<()> {
+        if self.cl[g].cpu == cpu || self.cl[g].running {
+            return Ok(());
+        }
+        let old = self.inst(self.cl[g].cpu);
+        if self.cl[g].local != usize::MAX {
+            self.scheds[old].leave(self.cl[g].local)?;
+        }
+        let c = &mut self.cl[g];
+        c.local = usize::MAX;
+        c.queued = false;
+        c.weight = 0;
+        c.cpu = cpu;
+        self.migrations += 1;
+        self.sync(g)
+    }
+
+    /// Samih Ch. 4: CFS's balancing (Eqs. 4.1–4.3) between the busiest and
+    /// the lightest CPU, and optionally the shuttle process.
+    fn balance(&mut self) -> Result<()> {
+        let p = self.sys.config.cpus;
+        if p < 2 {
+            return Ok(());
+        }
+        if let Some((g, home)) = self.shuttle {
+            if self.sys.config.balance == Balance::Shuttle && self.cl[g].cpu != home {
+                // The shuttle spent one period on the light CPU: bring it home.
+                if self.cl[g].st != St::Exited && !self.cl[g].running {
+                    self.migrate(g, home)?;
+                    return Ok(());
+                }
+            }
+        }
+        let mut load = vec![0u64; p];
+        let mut nr = vec![0usize; p];
+        for c in &self.cl {
+            if c.st == St::Ready {
+                load[c.cpu] += c.weight;
+                nr[c.cpu] += 1;
+            }
+        }
+        let heavy = (0..p).max_by_key(|&i| (load[i], Reverse(i))).unwrap_or(0);
+        let light = (0..p).min_by_key(|&i| (load[i], i)).unwrap_or(0);
+        if heavy == light {
+            return Ok(());
+        }
+        let avg = load.iter().sum::<u64>() / p as u64;
+        let mut imbal = (load[heavy] - avg).min(avg.saturating_sub(load[light]));
+        let mut cands: Vec<usize> = (0..self.cl.len())
+            .filter(|&g| {
+                self.cl[g].st == St::Ready && self.cl[g].cpu == heavy && !self.cl[g].running
+            })
+            .collect();
+        cands.sort_by_key(|&g| (self.cl[g].weight, g));
+        let min_w = cands.first().map(|&g| self.cl[g].weight).unwrap_or(0);
+        let idle_pull = nr[light] == 0 && nr[heavy] >= 2;
+        if (imbal > 0 && imbal * 2 >= min_w && nr[heavy] >= 2) || idle_pull {
+            // CFS moves tasks while each fits into what is left to move.
+            let mut moved = false;
+            for g in cands {
+                let w = self.cl[g].weight;
+                if w <= imbal * 2 || (idle_pull && !moved) {
+                    self.migrate(g, light)?;
+                    imbal = imbal.saturating_sub(w);
+                    moved = true;
+                    if imbal == 0 {
+                        break;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if self.sys.config.balance == Balance::Shuttle && nr[heavy] >= nr[light] + 2 {
+            if let Some(&g) = cands.first() {
+                self.shuttle = Some((g, heavy));
+                self.migrate(g, light)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What happens when client g's slice (ending at `now`) is over.
+    fn after_slice(&mut self, g: usize, now: u64) -> Result<()> {
+        if self.cl[g].exit_pending {
+            self.cl[g].exit_pending = false;
+            return self.exit(g, now);
+        }
+        if self.cl[g].st != St::Ready {
+            return Ok(());
+        }
+        if self.cl[g].work_left == 0 {
+            self.cl[g].turnaround = Some(now - self.sys.clients[g].arrive_ns);
+            return self.exit(g, now);
+        }
+        if self.cl[g].burst_left == 0 {
+            match &self.sys.clients[g].behaviour {
+                Behaviour::Io { block, .. } => {
+                    let block = block.clone();
+                    let b = block.sample(&mut self.cl[g].rng);
+                    self.set_ready(g, false, now, St::Blocked)?;
+                    self.push(now + b, Ev::Wake(g));
+                }
+                _ => self.set_ready(g, false, now, St::Blocked)?,
+            }
+            return Ok(());
+        }
+        self.cl[g].ready_since = now;
+        self.sync(g)
+    }
+
+    fn dispatch(&mut self, cpu: usize, now: u64) -> Result<bool> {
+        let i = self.inst(cpu);
+        let Some(local) = self.scheds[i].pick() else {
+            return Ok(false);
+        };
+        let g = self.owners[i][local];
+        let q = self.sys.config.quantum_ns;
+        let end = self.sys.config.duration_ns;
+        let used = {
+            let c = &self.cl[g];
+            q.min(c.burst_left).min(c.work_left).min(end - now).max(1)
+        };
+        self.scheds[i].charge(local, used)?;
+        self.quanta += 1;
+        let t_end = now + used;
+        self.free_at[cpu] = t_end;
+        let c = &mut self.cl[g];
+        c.service += used;
+        c.burst_left = c.burst_left.saturating_sub(used);
+        c.work_left = c.work_left.saturating_sub(used);
+        c.wait += now - c.ready_since;
+        c.dispatches += 1;
+        c.cpu = cpu;
+        if let Some(s) = c.awaiting_since.take() {
+            c.responses.push(now - s);
+        }
+        let shared_mp = self.sys.config.queue == QueueMode::Shared && self.sys.config.cpus > 1;
+        if shared_mp {
+            c.running = true;
+            self.sync(g)?;
+            self.push(t_end, Ev::SliceEnd(g));
+        } else if c.burst_left == 0 || c.work_left == 0 || c.exit_pending {
+            self.after_slice(g, t_end)?;
+        } else {
+            c.ready_since = t_end;
+            let remaining = c.burst_left.min(c.work_left);
+            if let Some(b) = self.scheds[i].as_burst_aware() {
+                b.set_burst(local, remaining)?;
+            }
+        }
+        Ok(true)
+    }
+
+    pub fn run(mut self) -> Result<SimResult> {
+        let end = self.sys.config.duration_ns;
+        loop {
+            let (cpu, now) = self
+                .free_at
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| (i, t))
+                .min_by_key(|&(i, t)| (t, i))
+                .unwrap_or((0, end));
+            if now >= end {
+                break;
+            }
+            while let Some(&Reverse((t, _, ev))) = self.heap.peek() {
+                if t > now {
+                    break;
+                }
+                self.heap.pop();
+                self.handle(t.max(self.last_accrue.min(now)), ev)?;
+            }
+            if !self.dispatch(cpu, now)? {
+                let next = self.heap.peek().map(|r| r.0 .0).unwrap_or(end).min(end);
+                let next = next.max(now + 1);
+                self.idle += next - now;
+                self.free_at[cpu] = next;
+            }
+        }
+        self.sample(end);
+        Ok(self.finish())
+    }
+
+    fn finish(self) -> SimResult {
+        let end = self.sys.config.duration_ns;
+        let total: u64 = self.cl.iter().map(|c| c.service).sum();
+        let mut xs = Vec::new();
+        let mut lags = Vec::new();
+        let clients = self
+            .cl
+            .iter()
+            .enumerate()
+            .map(|(g, c)| {
+                let s = &self.sys.clients[g];
+                if c.ideal > 0.0 {
+                    xs.push(c.service as f64 / c.ideal);
+                }
+                let lag = c.service as f64 - c.ideal;
+                lags.push(lag);
+                ClientReport {
+                    name: s.name.clone(),
+                    process: s.process.clone(),
+                    user: s.user.map(|u| self.sys.users[u].name.clone()),
+                    cpu: c.cpu,
+                    service_ns: c.service,
+                    ideal_ns: c.ideal,
+                    lag_ns: lag,
+                    min_lag_ns: c.min_lag,
+                    max_lag_ns: c.max_lag,
+                    share: if total > 0 {
+                        c.service as f64 / total as f64
+                    } else {
+                        0.0
+                    },
+                    wait_ns: c.wait,
+                    dispatches: c.dispatches,
+                    response: Summary::of(
+                        &c.responses.iter().map(|&r| r as f64).collect::<Vec<_>>(),
+                    ),
+                    turnaround_ns: c.turnaround,
+                }
+            })
+            .collect();
+        SimResult {
+            algo: self.sys.config.algo.clone(),
+            cpus: self.sys.config.cpus,
+            duration_ns: end,
+            quanta: self.quanta,
+            idle_ns: self.idle,
+            migrations: self.migrations,
+            jain: tix_core::metrics::jain_index(&xs),
+            lag: Summary::of(&lags),
+            clients,
+            series: self.series,
+        }
+    }
+}
+
+/// Build and run a system.
+pub fn simulate(sys: System) -> Result<SimResult> {
+    Engine::new(sys)?.run()
+}
+
+/// Build and run a system under a controller.
+pub fn simulate_with(sys: System, c: Box<dyn Controller>) -> Result<SimResult> {
+    Engine::new(sys)?.with_controller(c).run()
+}

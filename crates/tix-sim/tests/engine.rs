@@ -1,0 +1,136 @@
+//! The engine's model: conservation of CPU time, blocking and waking,
+//! periodic releases, arrivals and exits, transfers, per-CPU balancing.
+
+use tix_sim::engine::simulate;
+use tix_sim::model::*;
+
+fn cfg(algo: &str, secs: u64) -> SimConfig {
+    let mut c = SimConfig::new(algo, secs * 1_000_000_000);
+    c.quantum_ns = 10_000_000;
+    c.sample_ns = 1_000_000_000;
+    c
+}
+
+#[test]
+fn cpu_time_is_conserved() {
+    let mut c = cfg("stride", 10);
+    c.cpus = 2;
+    let mut sys = System::new(c);
+    sys.cpu_client("a", 3);
+    sys.client(
+        "io",
+        1,
+        Behaviour::Io { run: Dist::Const { ns: 2_000_000 }, block: Dist::Exp { mean_ns: 30_000_000 } },
+    );
+    let r = simulate(sys).unwrap();
+    let served: u64 = r.clients.iter().map(|c| c.service_ns).sum();
+    // Two CPUs for 10 s: every ns is either served or idle.
+    assert_eq!(served + r.idle_ns, 2 * 10_000_000_000);
+    // One CPU-bound client can use only one CPU: the other idles most of the time.
+    assert!(r.clients[0].service_ns <= 10_000_000_000);
+    assert!(r.idle_ns > 0);
+}
+
+#[test]
+fn io_client_blocks_between_bursts() {
+    let mut sys = System::new(cfg("rr", 10));
+    sys.cpu_client("hog", 1);
+    sys.client("io", 1, Behaviour::Io { run: Dist::Const { ns: 1_000_000 }, block: Dist::Const { ns: 9_000_000 } });
+    let r = simulate(sys).unwrap();
+    let io = &r.clients[1];
+    // Each cycle: 1 ms of CPU, 9 ms asleep, then a wait of at most one 10 ms hog slice.
+    let cycles = io.dispatches as f64;
+    assert_eq!(io.service_ns, io.dispatches * 1_000_000);
+    assert!((500.0..=1000.0).contains(&cycles), "{cycles}");
+    assert!(io.response.max <= 10_000_000.0);
+}
+
+#[test]
+fn periodic_client_gets_its_work_each_period() {
+    let mut sys = System::new(cfg("stride", 2));
+    sys.client("ui", 1, Behaviour::Periodic { period_ns: 20_000_000, work_ns: 3_000_000 });
+    let r = simulate(sys).unwrap();
+    // Alone on the CPU: exactly 100 periods of 3 ms.
+    assert_eq!(r.clients[0].service_ns, 100 * 3_000_000);
+    assert_eq!(r.clients[0].response.max, 0.0);
+}
+
+#[test]
+fn arrival_work_and_exit() {
+    let mut sys = System::new(cfg("rr", 5));
+    let a = sys.cpu_client("a", 1);
+    let b = sys.cpu_client("b", 1);
+    sys.clients[b].arrive_ns = 1_000_000_000;
+    sys.clients[b].work_ns = Some(500_000_000);
+    sys.at(3_000_000_000, Action::Exit { client: a });
+    let r = simulate(sys).unwrap();
+    // b arrives at 1 s and shares the CPU 1:1 until its 0.5 s of work is done.
+    assert_eq!(r.clients[b].service_ns, 500_000_000);
+    assert_eq!(r.clients[b].turnaround_ns, Some(1_000_000_000));
+    // a runs alone before and after b, and leaves at 3 s.
+    assert_eq!(r.clients[a].service_ns, 2_500_000_000);
+    assert_eq!(r.idle_ns, 2_000_000_000);
+}
+
+#[test]
+fn transfer_funds_a_ticketless_server() {
+    let mut sys = System::new(cfg("stride", 4));
+    let c = sys.cpu_client("client", 300);
+    let s = sys.cpu_client("server", 0);
+    let other = sys.cpu_client("other", 100);
+    // Until 2 s the server holds nothing and never runs.
+    sys.at(2_000_000_000, Action::Transfer { from: c, to: s, tickets: 300 });
+    let r = simulate(sys).unwrap();
+    let at = |g: usize, k: usize| r.series.service_ns[g][k];
+    assert_eq!(at(s, 2), 0);
+    // Afterwards the server runs with the client's 300 tickets: 3:1 against other.
+    let ds = (r.clients[s].service_ns) as f64;
+    let dother = (r.clients[other].service_ns - at(other, 2)) as f64;
+    assert!((ds / dother - 3.0).abs() < 0.05, "{}", ds / dother);
+    assert_eq!(r.clients[c].service_ns, at(c, 2));
+}
+
+#[test]
+fn bad_transfer_is_a_typed_error() {
+    let mut sys = System::new(cfg("stride", 1));
+    let a = sys.cpu_client("a", 10);
+    let b = sys.cpu_client("b", 10);
+    sys.at(0, Action::Transfer { from: a, to: b, tickets: 11 });
+    assert!(simulate(sys).is_err());
+}
+
+#[test]
+fn users_insulate_their_processes() {
+    let mut sys = System::new(cfg("stride", 10));
+    let u = sys.user("u", 1000);
+    let v = sys.user("v", 1000);
+    let a = sys.cpu_client("a", 100);
+    sys.clients[a].user = Some(u);
+    for k in 0..4 {
+        let g = sys.cpu_client(&format!("v{k}"), 100);
+        sys.clients[g].user = Some(v);
+    }
+    let r = simulate(sys).unwrap();
+    // Equal base tickets: user u's one process gets half the CPU.
+    assert!((r.clients[a].share - 0.5).abs() < 0.01, "{}", r.clients[a].share);
+}
+
+#[test]
+fn cfs_balancing_moves_load_and_gps_is_capped_at_one_cpu() {
+    let mut c = cfg("stride", 4);
+    c.cpus = 2;
+    c.queue = QueueMode::PerCpu;
+    c.balance = Balance::Cfs;
+    let mut sys = System::new(c);
+    for k in 0..4 {
+        let g = sys.cpu_client(&format!("t{k}"), 100);
+        sys.clients[g].cpu = Some(0);
+    }
+    let r = simulate(sys).unwrap();
+    assert!(r.migrations >= 2);
+    for cl in &r.clients {
+        // Everyone ends near 2 CPUs / 4 = 0.5 CPU each.
+        assert!((cl.service_ns as f64 / 4e9 - 0.5).abs() < 0.1, "{}", cl.service_ns);
+        assert!(cl.ideal_ns <= 4e9 + 1.0);
+    }
+}

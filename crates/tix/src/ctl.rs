@@ -1,0 +1,323 @@
+//! The kernel scheduler's commands: `tix status`, `tix top`, `tix policy`, and
+//! Zepp's ticket tools chosen by argv[0] with his exact syntax (seed 000
+//! §4.5): `lnice [-p N] CMD…`, `lrenice PID N`, `lsetbase -u USER N`,
+//! `ltix -u USER | -p PID`. They talk to scx_tix over tix-ctl's socket.
+
+use anyhow::{anyhow, bail, Context, Result};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tix_ctl::{request, ClientError, Policy, Request, Response, Top};
+
+/// Socket to use: $TIX_SOCKET, else the default.
+pub fn socket_path() -> PathBuf {
+    std::env::var_os("TIX_SOCKET")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(tix_ctl::DEFAULT_SOCKET))
+}
+
+fn ask(sock: &Path, req: Request) -> Result<Response> {
+    request(sock, &req).map_err(|e| match e {
+        ClientError::Refused { message, .. } => anyhow!(message),
+        e => anyhow!(e),
+    })
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    /// Control socket of scx_tix.
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct TopArgs {
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
+    /// Print one sample and exit (for scripts).
+    #[arg(long)]
+    pub once: bool,
+    /// Seconds between the two samples that give measured shares.
+    #[arg(long, default_value_t = 1.0)]
+    pub interval: f64,
+    /// Only tasks that ran in the interval or are runnable.
+    #[arg(long)]
+    pub active: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PolicyArgs {
+    /// lottery or stride
+    pub policy: Policy,
+    #[arg(long)]
+    pub socket: Option<PathBuf>,
+}
+
+/// `tix status`: exit 0 only when the scheduler is attached.
+pub fn status(a: StatusArgs) -> Result<u8> {
+    let sock = a.socket.unwrap_or_else(socket_path);
+    match request(&sock, &Request::Status) {
+        Ok(Response::Status(s)) => {
+            println!("attached: {}", if s.attached { "yes" } else { "no" });
+            println!("policy: {}", s.policy.name());
+            println!("compensation: {}", if s.compensation { "on" } else { "off" });
+            println!("slice_us: {}", s.slice_us);
+            println!("decisions_per_sec: {:.0}", s.decisions_per_sec);
+            println!(
+                "decisions: {} (prev kept {}, starvation serves {}, direct {})",
+                s.decisions, s.prev_kept, s.starve_serves, s.direct
+            );
+            Ok(if s.attached { 0 } else { 1 })
+        }
+        Ok(other) => bail!("unexpected answer {other:?}"),
+        Err(ClientError::NotRunning(_)) => {
+            println!("attached: no");
+            eprintln!("tix: scheduler not running (no scx_tix daemon at {})", sock.display());
+            Ok(1)
+        }
+        Err(e) => Err(anyhow!(e)),
+    }
+}
+
+pub fn policy(a: PolicyArgs) -> Result<u8> {
+    let sock = a.socket.unwrap_or_else(socket_path);
+    ask(&sock, Request::SetPolicy { policy: a.policy })?;
+    println!("policy: {}", a.policy.name());
+    Ok(0)
+}
+
+fn sample(sock: &Path) -> Result<Top> {
+    match ask(sock, Request::Top)? {
+        Response::Top(t) => Ok(t),
+        other => bail!("unexpected answer {other:?}"),
+    }
+}
+
+/// Rows of `tix top`: expected share = value / Σ values of runnable tasks;
+/// measured share = CPU time in the interval / CPU time of all listed tasks.
+pub fn render(before: &Top, after: &Top, active_only: bool) -> String {
+    let prev: HashMap<u32, u64> = before.tasks.iter().map(|t| (t.pid, t.runtime_ns)).collect();
+    let deltas: Vec<u64> = after
+        .tasks
+        .iter()
+        .map(|t| t.runtime_ns.saturating_sub(*prev.get(&t.pid).unwrap_or(&t.runtime_ns)))
+        .collect();
+    let total_ran: u64 = deltas.iter().sum();
+    let total_value: u64 = after.tasks.iter().filter(|t| t.runnable).map(|t| t.value).sum();
+    let mut out = format!(
+        "{:>7} {:>7} {:>6} {:<15} {:>7} {:>6} {:>8} {:>9} {:>9} {:>8}\n",
+        "PID", "TGID", "UID", "COMM", "TICKETS", "BASE", "VALUE", "EXPECTED", "MEASURED", "WINS"
+    );
+    for (t, d) in after.tasks.iter().zip(&deltas) {
+        if active_only && *d == 0 && !t.runnable {
+            continue;
+        }
+        let exp = if t.runnable && total_value > 0 {
+            format!("{:.1}%", 100.0 * t.value as f64 / total_value as f64)
+        } else {
+            "-".into()
+        };
+        let meas = if total_ran > 0 {
+            format!("{:.1}%", 100.0 * *d as f64 / total_ran as f64)
+        } else {
+            "-".into()
+        };
+        out += &format!(
+            "{:>7} {:>7} {:>6} {:<15} {:>7} {:>6} {:>8} {:>9} {:>9} {:>8}\n",
+            t.pid, t.tgid, t.uid, t.comm, t.tickets, t.base, t.value, exp, meas, t.wins
+        );
+    }
+    out
+}
+
+pub fn top(a: TopArgs) -> Result<u8> {
+    let sock = a.socket.clone().unwrap_or_else(socket_path);
+    if !(a.interval > 0.0 && a.interval <= 3600.0) {
+        bail!("--interval must be in (0, 3600] seconds");
+    }
+    let mut before = sample(&sock)?;
+    loop {
+        std::thread::sleep(Duration::from_secs_f64(a.interval));
+        let after = sample(&sock)?;
+        if !a.once {
+            print!("\x1b[H\x1b[2J");
+        }
+        print!("{}", render(&before, &after, a.active));
+        if a.once {
+            return Ok(0);
+        }
+        before = after;
+    }
+}
+
+/// The thesis's tools, chosen by argv[0]. None when argv[0] is not one.
+pub fn alias_main(argv: &[String]) -> Option<u8> {
+    let name = Path::new(argv.first()?).file_name()?.to_str()?.to_string();
+    let args = &argv[1..];
+    let r = match name.as_str() {
+        "lnice" => lnice(args),
+        "lrenice" => lrenice(args),
+        "lsetbase" => lsetbase(args),
+        "ltix" => ltix(args),
+        _ => return None,
+    };
+    Some(match r {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{name}: {e:#}");
+            1
+        }
+    })
+}
+
+fn number(s: &str, what: &str) -> Result<u64> {
+    s.parse::<u64>()
+        .map_err(|_| anyhow!("{what} must be a number (got '{s}')"))
+}
+
+fn pid_arg(s: &str) -> Result<u32> {
+    s.parse::<u32>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| anyhow!("PID must be a positive number (got '{s}')"))
+}
+
+/// `lnice [-p N] CMD…`: this process takes N tickets (default 100), then
+/// becomes CMD; children inherit process tickets.
+fn lnice(args: &[String]) -> Result<u8> {
+    let (tickets, cmd) = match args.first().map(String::as_str) {
+        Some("-p") => {
+            let n = args.get(1).context("usage: lnice [-p TICKETS] COMMAND [ARGS]...")?;
+            (number(n, "TICKETS")?, &args[2..])
+        }
+        _ => (tix_ctl::DEFAULT_TICKETS, args),
+    };
+    if cmd.is_empty() {
+        bail!("usage: lnice [-p TICKETS] COMMAND [ARGS]...");
+    }
+    ask(
+        &socket_path(),
+        Request::SetTickets {
+            pid: std::process::id(),
+            tickets,
+        },
+    )?;
+    use std::os::unix::process::CommandExt;
+    let e = std::process::Command::new(&cmd[0]).args(&cmd[1..]).exec();
+    bail!("cannot run '{}': {e}", cmd[0])
+}
+
+/// `lrenice PID N`
+fn lrenice(args: &[String]) -> Result<u8> {
+    let [pid, n] = args else {
+        bail!("usage: lrenice PID TICKETS");
+    };
+    let pid = pid_arg(pid)?;
+    let tickets = number(n, "TICKETS")?;
+    match ask(&socket_path(), Request::SetTickets { pid, tickets })? {
+        Response::Tickets { pid, tickets, .. } => {
+            println!("{pid}: {tickets} process tickets");
+            Ok(0)
+        }
+        other => bail!("unexpected answer {other:?}"),
+    }
+}
+
+fn user_uid(user: &str) -> Result<u32> {
+    tix_ctl::uid_of(user).ok_or_else(|| anyhow!("no such user: {user}"))
+}
+
+/// `lsetbase -u USER N` (the -u may be left out, as in the thesis's usage).
+fn lsetbase(args: &[String]) -> Result<u8> {
+    let rest = match args.first().map(String::as_str) {
+        Some("-u") => &args[1..],
+        _ => args,
+    };
+    let [user, n] = rest else {
+        bail!("usage: lsetbase -u USER TICKETS");
+    };
+    let uid = user_uid(user)?;
+    let base = number(n, "TICKETS")?;
+    ask(&socket_path(), Request::SetBase { uid, base })?;
+    println!("{user}: {base} base tickets");
+    Ok(0)
+}
+
+/// `ltix -u USER | -p PID`: prints the number.
+fn ltix(args: &[String]) -> Result<u8> {
+    let sock = socket_path();
+    match args {
+        [f, user] if f == "-u" => {
+            let uid = user_uid(user)?;
+            match ask(&sock, Request::GetBase { uid })? {
+                Response::Base { base, .. } => println!("{base}"),
+                other => bail!("unexpected answer {other:?}"),
+            }
+        }
+        [f, pid] if f == "-p" => {
+            let pid = pid_arg(pid)?;
+            match ask(&sock, Request::GetTickets { pid })? {
+                Response::Tickets { tickets, .. } => println!("{tickets}"),
+                other => bail!("unexpected answer {other:?}"),
+            }
+        }
+        _ => bail!("usage: ltix -u USER | -p PID"),
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tix_ctl::TaskRow;
+
+    fn row(pid: u32, value: u64, runtime_ns: u64, runnable: bool) -> TaskRow {
+        TaskRow {
+            pid,
+            tgid: pid,
+            uid: 0,
+            comm: format!("t{pid}"),
+            runnable,
+            tickets: 100,
+            base: 1000,
+            value,
+            wins: 0,
+            runtime_ns,
+            hist: vec![0; 10],
+        }
+    }
+
+    #[test]
+    fn shares_from_two_samples() {
+        let a = Top {
+            now_ns: 0,
+            tasks: vec![row(1, 800, 0, true), row(2, 200, 0, true), row(3, 5, 7, false)],
+            users: vec![],
+        };
+        let b = Top {
+            now_ns: 1,
+            tasks: vec![row(1, 800, 600, true), row(2, 200, 400, true), row(3, 5, 7, false)],
+            users: vec![],
+        };
+        let out = render(&a, &b, true);
+        // 800/(800+200) expected, 600/(600+400) measured; task 3 idle: hidden.
+        assert!(out.contains("80.0%") && out.contains("60.0%"), "{out}");
+        assert!(out.contains("20.0%") && out.contains("40.0%"), "{out}");
+        assert!(!out.contains(" t3 "), "{out}");
+        assert!(render(&a, &b, false).contains("t3"));
+    }
+
+    fn argv(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn aliases_by_argv0_and_usage_errors() {
+        assert_eq!(alias_main(&argv(&["tix", "status"])), None);
+        assert_eq!(alias_main(&argv(&["/usr/bin/ltix"])), Some(1));
+        assert_eq!(alias_main(&argv(&["lrenice", "x", "5"])), Some(1));
+        assert_eq!(alias_main(&argv(&["lsetbase", "-u"])), Some(1));
+        assert_eq!(alias_main(&argv(&["lnice", "-p"])), Some(1));
+        assert_eq!(alias_main(&argv(&["ltix", "-u", "no-such-user-tix"])), Some(1));
+    }
+}

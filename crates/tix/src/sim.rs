@@ -1,0 +1,194 @@
+//! `tix sim …`: the simulator's command contract (issue 4): `error`,
+//! `sweep`, `run`, `report`, plus `bench` for the simulator's own speed.
+
+use anyhow::Context;
+use clap::{Args as ClapArgs, Subcommand};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use tix_sim::service_error::{self, ShareDist};
+
+#[derive(ClapArgs)]
+pub struct Args {
+    #[command(subcommand)]
+    cmd: SimCmd,
+}
+
+#[derive(Subcommand)]
+enum SimCmd {
+    /// Order of picks and min/max service error (GR3 eq. 2) over fixed shares.
+    Error {
+        #[arg(long)]
+        algo: String,
+        /// Comma-separated shares, e.g. 3,2,1.
+        #[arg(long, value_delimiter = ',', required = true)]
+        shares: Vec<u64>,
+        /// Quanta to run (default: one cycle, the sum of the shares).
+        #[arg(long)]
+        quanta: Option<u64>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Average min and max service error over random share sets (GR3 §5.1).
+    Sweep {
+        #[arg(long)]
+        algo: String,
+        #[arg(long)]
+        clients: usize,
+        #[arg(long)]
+        total: u64,
+        #[arg(long, default_value_t = 2500)]
+        runs: u64,
+        /// random | skewed
+        #[arg(long, default_value = "random")]
+        dist: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a TOML scenario (schema: crates/tix-sim/SCENARIOS.md).
+    Run {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Write SVG and PNG plots (service and lag over time) here.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        /// Write clients.csv and series.csv here.
+        #[arg(long)]
+        csv: Option<PathBuf>,
+    },
+    /// Run the built-in reproductions and write DIR/index.html.
+    Report {
+        /// Smaller grids and runs (CI).
+        #[arg(long)]
+        quick: bool,
+        #[arg(long)]
+        out: PathBuf,
+        /// Only the reproductions of one seed (gr3, waldspurger, zepp, samih, ras).
+        #[arg(long)]
+        only: Option<String>,
+    },
+    /// Simulated quanta per second for CPU-bound clients on one CPU.
+    Bench {
+        #[arg(long, default_value_t = 1000)]
+        clients: usize,
+        #[arg(long, default_value_t = 20_000_000)]
+        quanta: u64,
+        /// Policies to time (rr is always timed first as the reference).
+        #[arg(long, value_delimiter = ',')]
+        algos: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn progress_on(json: bool) -> bool {
+    !json && std::io::stderr().is_terminal()
+}
+
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    match args.cmd {
+        SimCmd::Error {
+            algo,
+            shares,
+            quanta,
+            seed,
+            json,
+        } => {
+            let r = service_error::error_run(&algo, &shares, quanta, seed)?;
+            if json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                let letters: Vec<String> = r.picks.iter().map(|&i| client_label(i)).collect();
+                println!("{} over shares {:?}, {} quanta", r.algo, r.shares, r.quanta);
+                println!("picks: {}", letters.join(" "));
+                for (i, c) in r.clients.iter().enumerate() {
+                    println!(
+                        "  {} share {:>6} service {:>8}  error {:+.3} .. {:+.3}",
+                        client_label(i),
+                        c.share,
+                        c.service,
+                        c.min,
+                        c.max
+                    );
+                }
+                println!("overall error {:+.3} .. {:+.3} quanta", r.min, r.max);
+            }
+        }
+        SimCmd::Sweep {
+            algo,
+            clients,
+            total,
+            runs,
+            dist,
+            seed,
+            json,
+        } => {
+            let dist: ShareDist = dist.parse()?;
+            let pb = tix_sim::progress::Progress::new(runs, &algo, progress_on(json));
+            let p = service_error::sweep(&algo, clients, total, runs, dist, seed, &|n| pb.inc(n))?;
+            pb.finish();
+            if json {
+                println!("{}", serde_json::to_string(&p)?);
+            } else {
+                println!(
+                    "{} N={} S={} {:?} runs={}: average error {:+.3} .. {:+.3} quanta (worst run {:+.3} .. {:+.3})",
+                    p.algo, p.clients, p.total, p.dist, p.runs, p.avg_min, p.avg_max, p.worst_min, p.worst_max
+                );
+            }
+        }
+        SimCmd::Run {
+            file,
+            json,
+            plot,
+            csv,
+        } => {
+            let sys = tix_sim::scenario::load(&file)?;
+            let r = tix_sim::engine::simulate(sys)?;
+            if let Some(dir) = plot {
+                std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
+                tix_sim::plot::run_plots(&r, &dir)?;
+            }
+            if let Some(dir) = csv {
+                std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
+                std::fs::write(dir.join("clients.csv"), tix_sim::output::clients_csv(&r))?;
+                std::fs::write(dir.join("series.csv"), tix_sim::output::series_csv(&r))?;
+            }
+            if json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                print!("{}", tix_sim::output::table(&r));
+            }
+        }
+        SimCmd::Report { quick, out, only } => {
+            let page = tix_sim::report::write_report(&out, quick, progress_on(false), only.as_deref())?;
+            println!("{}", page.display());
+        }
+        SimCmd::Bench {
+            clients,
+            quanta,
+            algos,
+            json,
+        } => {
+            let rows = tix_sim::bench::run(clients, quanta, &algos)?;
+            if json {
+                println!("{}", serde_json::to_string(&rows)?);
+            } else {
+                print!("{}", tix_sim::bench::table(&rows, clients));
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// A, B, C, … Z, then c26, c27, …
+fn client_label(i: usize) -> String {
+    if i < 26 {
+        ((b'A' + i as u8) as char).to_string()
+    } else {
+        format!("c{i}")
+    }
+}

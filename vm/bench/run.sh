@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Scheduler benchmarks in ONE VM boot, printed (never asserted) as ratios
+# against the kernel's default scheduler measured in the same boot:
+#   - `perf bench sched messaging` total time (mean of --reps runs; throughput)
+#   - wake-up latency of a periodic non-RT task (cyclictest without -p, 1 ms
+#     period) beside --hogs unpinned CPU hogs: mean and p99
+# for: default, scx_tix --policy lottery, scx_tix --policy stride.
+#
+# usage: vm/bench/run.sh [--cpus N] [--reps R] [--secs S] [--hogs H] [--groups G]
+#                        [--loops L] [--no-build] [--timeout SECS]
+#   defaults: --cpus 2 --reps 3 --secs 10 --hogs <cpus> --groups 2 --loops 50
+# TCG timings are slow and noisy: compare only rows of one run.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+
+cpus=2
+reps=3
+secs=10
+hogs=""
+groups=2
+loops=50
+build=1
+timeout_s=""
+cmdline="vm/bench/run.sh $*"
+num() {
+    case "$2" in '' | *[!0-9]* | 0)
+        echo "bench: $1 must be a positive integer, got '$2'" >&2
+        exit 2
+        ;;
+    esac
+}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --cpus | --reps | --secs | --hogs | --groups | --loops | --timeout)
+            [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
+            num "$1" "$2"
+            case "$1" in
+                --cpus) cpus=$2 ;;
+                --reps) reps=$2 ;;
+                --secs) secs=$2 ;;
+                --hogs) hogs=$2 ;;
+                --groups) groups=$2 ;;
+                --loops) loops=$2 ;;
+                --timeout) timeout_s=$2 ;;
+            esac
+            shift 2
+            ;;
+        --no-build)
+            build=0
+            shift
+            ;;
+        -h | --help)
+            sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+            exit 0
+            ;;
+        *)
+            echo "bench: unknown argument '$1' (try --help)" >&2
+            exit 2
+            ;;
+    esac
+done
+hogs=${hogs:-$cpus}
+# Budget: ~8 s per messaging run under TCG at the defaults, plus latency and boot.
+timeout_s=${timeout_s:-$((3 * (reps * groups * loops / 10 + secs + 20) + 300))}
+
+target=${CARGO_TARGET_DIR:-$repo/target}
+if [ "$build" = 1 ]; then
+    echo "bench: building scx_tix and tix (release)" >&2
+    (cd "$repo" && cargo build --release -p scx_tix -p tix) >&2 || { echo "bench: build failed" >&2; exit 1; }
+fi
+for b in scx_tix tix; do
+    [ -x "$target/release/$b" ] || { echo "bench: $target/release/$b missing" >&2; exit 1; }
+done
+
+read -r -d '' guest <<'GUEST' || true
+set -u
+. "$TIX_LIB"
+log=/tmp/scx_tix-bench.log
+res=/tmp/bench-results
+daemon=""
+hogs=""
+fail() {
+    echo "bench: error: $*"
+    if [ -s "$log" ]; then echo "bench: scx_tix output (last 20 lines):"; tail -n 20 "$log"; fi
+    [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null
+    stop $hogs
+    exit 1
+}
+: >"$res"
+
+# bench LABEL: messaging time and wake-up latency under whatever is attached now.
+bench() {
+    times=""
+    for r in $(seq "$B_REPS"); do
+        t=$(perf bench sched messaging -g "$B_GROUPS" -l "$B_LOOPS" 2>&1 | awk '/Total time/ { print $3 }')
+        [ -n "$t" ] || fail "perf bench sched messaging failed under $1"
+        times="$times $t"
+    done
+    echo "bench: $1 messaging:$times s"
+    hogs=""
+    for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
+    # No -p: the measuring thread stays SCHED_OTHER, so sched_ext schedules it.
+    cyclictest -q -D "$B_SECS" -i 1000 -t 1 -v >/tmp/cyclictest.out 2>&1 || fail "cyclictest failed under $1"
+    stop $hogs
+    hogs=""
+    lat=$(awk 'NF == 3 && $1 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyclictest.out | sort -n | awk '
+        { v[NR] = $1; s += $1 }
+        END { if (NR == 0) exit 1; i = int(0.99 * NR); if (i < 0.99 * NR) i++
+              printf "%.1f %d %d", s / NR, v[i], NR }') || fail "no cyclictest samples under $1"
+    echo "bench: $1 wake-up latency mean/p99/samples: $lat"
+    echo "$1 $(echo $times | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.3f", s / NF }') $lat" >>"$res"
+}
+
+[ "$(sched_state)" = disabled ] || fail "a sched_ext scheduler is already attached: $(ops_name)"
+echo "bench: $(nproc) CPUs, kernel $(uname -r); default scheduler"
+bench default
+for policy in lottery stride; do
+    scx_tix --policy "$policy" >"$log" 2>&1 &
+    daemon=$!
+    wait_state enabled 10000 || fail "scx_tix --policy $policy did not attach within 10 s"
+    echo "bench: scx_tix $policy attached ($(ops_name))"
+    bench "scx_tix-$policy"
+    [ "$(sched_state)" = enabled ] || fail "scx_tix $policy was ejected during the benchmark"
+    st=$(tix status 2>&1) && echo "$st" | sed 's/^/bench: tix status: /'
+    kill -TERM "$daemon"
+    wait "$daemon" 2>/dev/null
+    daemon=""
+    wait_state disabled 2000 || fail "sched_ext still $(sched_state) 2 s after SIGTERM"
+done
+
+echo
+echo "| scheduler | messaging time (s) | vs default | wake-up mean (us) | vs default | wake-up p99 (us) | vs default |"
+echo "|---|---|---|---|---|---|---|"
+awk 'NR == 1 { m0 = $2; l0 = $3; p0 = $4 }
+     { printf "| %s | %.3f | %.2f | %.1f | %.2f | %d | %.2f |\n", $1, $2, $2 / m0, $3, $3 / l0, $4, $4 / p0 }' "$res"
+GUEST
+
+export TIX_VM_LOG
+TIX_VM_LOG=$(mktemp "${TMPDIR:-/tmp}/tix-bench.XXXXXX")
+trap 'rm -f "$TIX_VM_LOG"' EXIT
+set +e
+"$repo/vm/run.sh" --cpus "$cpus" --timeout "$timeout_s" \
+    --add "$target/release/scx_tix" --add "$target/release/tix" -- \
+    "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops
+$guest"
+rc=$?
+set -e
+if [ "$rc" = 0 ]; then
+    echo
+    echo "Benchmarks, one VM boot ($cpus CPUs, QEMU TCG): perf bench sched messaging -g $groups -l $loops (mean of $reps);"
+    echo "cyclictest -i 1000 -t 1 (no -p) for ${secs}s beside $hogs unpinned hogs. Command: $cmdline"
+    echo
+    grep '^|' "$TIX_VM_LOG"
+fi
+exit "$rc"

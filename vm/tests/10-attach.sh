@@ -1,0 +1,35 @@
+# Attach and detach: state enabled with our ops name; after SIGTERM and after
+# SIGKILL of the daemon, state disabled within 1 s and test processes alive.
+
+h1=$(hog 0)
+h2=$(hog 1)
+tix_start
+check "scx_tix attaches (state enabled)" $?
+case "$(ops_name)" in tix*) r=0 ;; *) r=1 ;; esac
+diag "ops: $(ops_name)"
+check "ops name is tix" $r
+on_scx "$h1"; check "a hog is scheduled by sched_ext" $?
+tix status >/tmp/status.out 2>&1; r=$?
+sed 's/^/#   /' /tmp/status.out
+check "tix status exits 0 while attached" $r
+
+kill -TERM "$TIX_DPID"
+wait_state disabled 1000; check "SIGTERM: disabled within 1 s" $?
+wait "$TIX_DPID"; r=$?
+check "SIGTERM: daemon exits 0 after a clean detach" $r
+grep -q "detached on signal" "$TIX_LOG"; check "SIGTERM: daemon says why it detached" $?
+TIX_DPID=
+kill -0 "$h1" && kill -0 "$h2"; check "SIGTERM: test processes still alive" $?
+tix status >/dev/null 2>&1; [ $? != 0 ]; check "tix status exits non-zero when detached" $?
+ltix -u root 2>/tmp/err.out; r=$?
+diag "$(cat /tmp/err.out)"
+[ $r != 0 ] && grep -q "not running" /tmp/err.out; check "tools say the scheduler is not running" $?
+
+tix_start
+check "re-attaches" $?
+kill -KILL "$TIX_DPID"
+wait_state disabled 1000; check "SIGKILL: disabled within 1 s" $?
+wait "$TIX_DPID" 2>/dev/null
+TIX_DPID=
+kill -0 "$h1" && kill -0 "$h2"; check "SIGKILL: test processes still alive" $?
+stop "$h1" "$h2"

@@ -1,0 +1,65 @@
+# Relative rate of execution (Zepp Fig. 19-20, Waldspurger Fig. 4): two hogs
+# pinned to CPU 1 with process tickets r*100 : 100, r = 1, 2, 4, 10, 10 s each.
+# Root's base is raised to 10000 first so the integer floor of
+# base*tickets/sum (Zepp's v = b*p/t) keeps the value ratio exact to 0.1%
+# (with the default 1000, 10:1 would floor to 909:90 = 10.1).
+#
+# Stride: deterministic; the pairwise error is at most one slice (4 ms) in
+# 10 s, so the CPU-time ratio must be within 1% of r.
+# Lottery: ~2500 draws of 4 ms in 10 s; the first hog's share p = r/(r+1) is
+# a binomial proportion with sd sqrt(p(1-p)/2500) <= 1 point, so +-3 points
+# of the target share is >= 3 sd (a correct scheduler fails one check in
+# ~370). 3% of the *ratio* would be under 1 sd at 10:1, so the ratio is
+# printed but the share is asserted.
+
+rate_run() { # POLICY RATIO
+    lrenice "$A" $(($2 * 100)) >/dev/null && lrenice "$B" 100 >/dev/null
+    sleep 0.2
+    out=$(measure_shares 10 "$A" "$B")
+    ratio=$(ratio_of "$out")
+    share=$(share_of "$out")
+    target_share=$(awk -v r="$2" 'BEGIN { printf "%.4f\n", r / (r + 1) }')
+    diag "$1 $2:1 -> ratio $ratio, share $share (target $target_share)"
+    if [ "$1" = stride ]; then
+        within "$ratio" "$2" 0.01
+        check "stride $2:1 CPU ratio within 1%" $?
+    else
+        near "$share" "$target_share" 0.03
+        check "lottery $2:1 share within 3 points" $?
+    fi
+}
+
+for pol in stride lottery; do
+    tix_start --policy "$pol"
+    check "$pol: attached" $?
+    lsetbase -u root 10000 >/dev/null
+    A=$(hog 1)
+    B=$(hog 1)
+    for r in 1 2 4 10; do rate_run "$pol" "$r"; done
+    stop "$A" "$B"
+    tix_stop
+done
+
+# Ticket change while running (Zepp Fig. 23): 4:1, then 1:1 halfway; 8 s
+# halves under lottery (2000 draws: sd <= 0.9 points, +-3 points >= 3.3 sd)
+# and under stride (1% of the ratio).
+for pol in lottery stride; do
+    tix_start --policy "$pol"
+    lsetbase -u root 10000 >/dev/null
+    A=$(hog 1)
+    B=$(hog 1)
+    lrenice "$A" 400 >/dev/null && lrenice "$B" 100 >/dev/null
+    sleep 0.2
+    o1=$(measure_shares 8 "$A" "$B")
+    lrenice "$A" 100 >/dev/null
+    o2=$(measure_shares 8 "$A" "$B")
+    diag "$pol change: 4:1 half ratio $(ratio_of "$o1") share $(share_of "$o1"); 1:1 half ratio $(ratio_of "$o2") share $(share_of "$o2")"
+    if [ "$pol" = stride ]; then
+        within "$(ratio_of "$o1")" 4 0.01 && within "$(ratio_of "$o2")" 1 0.01
+    else
+        near "$(share_of "$o1")" 0.8 0.03 && near "$(share_of "$o2")" 0.5 0.03
+    fi
+    check "$pol: ticket change 4:1 -> 1:1, both halves within tolerance" $?
+    stop "$A" "$B"
+    tix_stop
+done

@@ -1,0 +1,18 @@
+# In-guest entry of scx_tix's tests (busybox ash): tools on PATH, then every
+# test file in order in this one shell (lib.sh's counters live here), then
+# the "N passed, N failed" summary. Sourced by vm/tests/run.sh's command.
+. "${TIX_LIB:-/usr/share/tix/lib.sh}"
+TIX_TESTS=/usr/share/tix/tests
+mkdir -p /usr/local/bin
+for a in tix scx_tix; do ln -sf /opt/tix/bin/$a /usr/local/bin/$a; done
+for a in lnice lrenice lsetbase ltix; do ln -sf /opt/tix/bin/tix /usr/local/bin/$a; done
+export PATH=/usr/local/bin:$PATH
+. "$TIX_TESTS/common.sh"
+diag "kernel $(uname -r), $(nproc) CPUs"
+for t in $TIX_TESTS/${TIX_ONLY:-[0-9]*.sh}; do
+    [ -f "$t" ] || continue
+    diag "== $(basename "$t")"
+    . "$t"
+    tix_stop_quietly
+done
+summary

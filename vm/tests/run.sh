@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Host driver of scx_tix's in-guest tests: builds the release binaries, boots
+# the sched_ext kernel once (vm/run.sh) and runs every vm/tests/[0-9]*.sh in
+# one guest shell; exits with the guest's status ("N passed, N failed").
+#
+# usage: vm/tests/run.sh [--only PATTERN] [vm/run.sh options]
+#   --only PATTERN   run only the test files whose name matches (shell glob)
+# env: CARGO_TARGET_DIR (default target/), BPF_CLANG (default clang-19),
+#      TIX_SKIP_BUILD=1 to reuse binaries already built.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+only='[0-9]*.sh'
+vmopts=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --only)
+            [ $# -ge 2 ] || { echo "vm/tests/run.sh: --only needs a pattern" >&2; exit 2; }
+            only="$2"
+            shift 2
+            ;;
+        *)
+            vmopts+=("$1")
+            shift
+            ;;
+    esac
+done
+target=${CARGO_TARGET_DIR:-$repo/target}
+export BPF_CLANG=${BPF_CLANG:-clang-19}
+if [ "${TIX_SKIP_BUILD:-0}" != 1 ]; then
+    (cd "$repo" && cargo build --release -p scx_tix -p tix)
+fi
+for b in scx_tix tix; do
+    [ -x "$target/release/$b" ] || { echo "vm/tests/run.sh: $target/release/$b missing" >&2; exit 2; }
+done
+
+exec "$repo/vm/run.sh" --cpus 2 --timeout 900 \
+    --add "$target/release/scx_tix:/opt/tix/bin/scx_tix" \
+    --add "$target/release/tix:/opt/tix/bin/tix" \
+    --add "$here:/usr/share/tix/tests" \
+    ${vmopts[@]+"${vmopts[@]}"} -- \
+    "TIX_ONLY='$only' . /usr/share/tix/tests/guest-main.sh"
