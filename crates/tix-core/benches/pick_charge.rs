@@ -50,7 +50,8 @@ fn pick_charge(c: &mut Criterion) {
             g.bench_with_input(BenchmarkId::new(*algo, n), &n, |b, _| {
                 b.iter(|| {
                     let id = s.pick().expect("runnable clients");
-                    s.charge(black_box(id), Q).expect("charge the picked client");
+                    s.charge(black_box(id), Q)
+                        .expect("charge the picked client");
                 })
             });
         }

@@ -109,7 +109,11 @@ impl Gr3 {
         (0..self.order.len())
             .map(|r| {
                 let g = self.order[r];
-                (g, self.groups[g].share, self.groups[g].ratio_num as f64 / self.den(r) as f64)
+                (
+                    g,
+                    self.groups[g].share,
+                    self.groups[g].ratio_num as f64 / self.den(r) as f64,
+                )
             })
             .collect()
     }

@@ -119,7 +119,14 @@ impl ServiceTracker {
     }
 
     fn err_of(&self, t: &Track) -> f64 {
-        (t.service_ns as f64 - self.ideal_ns(t)) / self.quantum_ns as f64
+        let e = (t.service_ns as f64 - self.ideal_ns(t)) / self.quantum_ns as f64;
+        // The GPS clock is an f64 sum; below 1e-9 quanta is its rounding
+        // noise, reported as an exact 0 so cycle ends read as 0.
+        if e.abs() < 1e-9 {
+            0.0
+        } else {
+            e
+        }
     }
 
     /// Fold the current error into the client's min (and max).
@@ -255,9 +262,9 @@ impl ServiceTracker {
 
     /// (min, max) of every client's error over the run so far.
     pub fn error_range(&self) -> (f64, f64) {
-        self.report()
-            .iter()
-            .fold((0.0f64, 0.0f64), |(lo, hi), r| (lo.min(r.min_error), hi.max(r.max_error)))
+        self.report().iter().fold((0.0f64, 0.0f64), |(lo, hi), r| {
+            (lo.min(r.min_error), hi.max(r.max_error))
+        })
     }
 
     /// Largest |pairwise error| over all pairs of present clients, using
@@ -269,7 +276,12 @@ impl ServiceTracker {
         for a in &r {
             for b in &r {
                 if a.id < b.id {
-                    let e = pairwise_error(a.weight, a.service_ns as f64 / q, b.weight, b.service_ns as f64 / q);
+                    let e = pairwise_error(
+                        a.weight,
+                        a.service_ns as f64 / q,
+                        b.weight,
+                        b.service_ns as f64 / q,
+                    );
                     m = m.max(e.abs());
                 }
             }

@@ -50,7 +50,10 @@ impl Srr {
     }
 
     fn update_k(&mut self) {
-        let k = (0..BITS).rev().find(|&b| self.tops[b] > 0).map_or(0, |b| b as u32 + 1);
+        let k = (0..BITS)
+            .rev()
+            .find(|&b| self.tops[b] > 0)
+            .map_or(0, |b| b as u32 + 1);
         if k != self.k {
             self.k = k;
             self.t = 1;
@@ -70,7 +73,11 @@ impl Srr {
     }
 
     fn remove(&mut self, id: ClientId, w: u64) {
-        let cur = if self.k > 0 { Some(self.column()) } else { None };
+        let cur = if self.k > 0 {
+            Some(self.column())
+        } else {
+            None
+        };
         for b in 0..BITS {
             if w >> b & 1 == 1 {
                 let col = &mut self.columns[b];

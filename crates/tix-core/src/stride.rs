@@ -68,6 +68,19 @@ impl Stride {
         self.heap.push(Reverse((self.pass[id], id, self.gen[id])));
     }
 
+    /// Re-key the charged client: in place if its entry is still on top
+    /// (nobody with a smaller key arrived while it ran), else push anew.
+    fn rekey(&mut self, id: ClientId, key: u64) {
+        if let Some(mut top) = self.heap.peek_mut() {
+            let Reverse((_, c, g)) = *top;
+            if c == id && g == self.gen[id] {
+                *top = Reverse((key, id, g));
+                return;
+            }
+        }
+        self.push(id);
+    }
+
     fn drop_entry(&mut self, id: ClientId) {
         self.gen[id] = self.gen[id].wrapping_add(1);
         // Keep the heap from growing without bound under churn.
@@ -114,12 +127,15 @@ impl Scheduler for Stride {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;
         }
-        while let Some(Reverse((p, id, g))) = self.heap.pop() {
+        // The winner's entry stays at the top while it runs; charge re-keys
+        // it in place (one sift-down instead of a pop and a push).
+        while let Some(&Reverse((p, id, g))) = self.heap.peek() {
             if self.gen[id] == g {
                 self.global_pass = self.global_pass.max(p);
                 self.roster.in_service = Some(id);
                 return Some(id);
             }
+            self.heap.pop();
         }
         None
     }
@@ -127,7 +143,7 @@ impl Scheduler for Stride {
         self.roster.charge(id)?;
         let d = pass_delta(used_ns, self.roster.weights[id]);
         self.pass[id] = self.pass[id].saturating_add(d);
-        self.push(id);
+        self.rekey(id, self.pass[id]);
         Ok(())
     }
 }

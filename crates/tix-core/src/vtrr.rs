@@ -65,7 +65,11 @@ impl Vtrr {
         self.c_total += c;
         self.s_total += w as u128;
         let start = self.qvt + ONE / w as u128;
-        self.vft[id] = if fresh { start } else { self.vft[id].max(start) };
+        self.vft[id] = if fresh {
+            start
+        } else {
+            self.vft[id].max(start)
+        };
         let weights = &self.roster.weights;
         let at = self.queue.partition_point(|&x| weights[x] >= w);
         if at <= self.pos && !self.queue.is_empty() {

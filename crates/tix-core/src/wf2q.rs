@@ -207,7 +207,8 @@ impl Scheduler for Wf2qPlus {
         let w = self.roster.weights[id];
         // The client was taken out of the queue by pick: it is still
         // counted in total_weight, so V advances over all backlogged weight.
-        self.vtime += (((used_ns as u128) << crate::wfq::VT_SHIFT) / self.total_weight.max(1)) as i128;
+        self.vtime +=
+            (((used_ns as u128) << crate::wfq::VT_SHIFT) / self.total_weight.max(1)) as i128;
         self.q.start[id] += vt_delta(used_ns, w) as i128;
         self.set_finish(id);
         self.q.insert(id, false);

@@ -108,18 +108,30 @@ impl Scheduler for Wfq {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;
         }
-        while let Some(Reverse((_, id, g))) = self.heap.pop() {
+        // The winner's entry stays at the top while it runs; charge re-keys
+        // it in place (one sift-down instead of a pop and a push).
+        while let Some(&Reverse((_, id, g))) = self.heap.peek() {
             if self.gen[id] == g {
                 self.vtime = self.vtime.max(self.vstart[id]);
                 self.roster.in_service = Some(id);
                 return Some(id);
             }
+            self.heap.pop();
         }
         None
     }
     fn charge(&mut self, id: ClientId, used_ns: u64) -> Result<()> {
         self.roster.charge(id)?;
         self.vstart[id] += vt_delta(used_ns, self.roster.weights[id]);
+        let key = self.vstart[id] + vt_delta(self.roster.quantum_ns, self.roster.weights[id]);
+        // Re-key in place if the entry is still on top, else push anew.
+        if let Some(mut top) = self.heap.peek_mut() {
+            let Reverse((_, c, g)) = *top;
+            if c == id && g == self.gen[id] {
+                *top = Reverse((key, id, g));
+                return Ok(());
+            }
+        }
         self.push(id);
         Ok(())
     }

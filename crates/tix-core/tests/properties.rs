@@ -228,6 +228,43 @@ fn drive(s: &mut dyn Scheduler, ops: &[Op]) -> Result<Vec<M>, TestCaseError> {
     Ok(m)
 }
 
+proptest! {
+    #![proptest_config(cfg(64))]
+
+    /// GR3 after arbitrary joins/leaves/reweights/blocks/wakes: once the
+    /// set stops changing, every cycle from the next cycle boundary on
+    /// gives each runnable client exactly its share.
+    #[test]
+    fn gr3_exact_share_after_dynamic_changes(ops in prop::collection::vec(op(), 1..80)) {
+        let mut s = Gr3::new(&opts());
+        let m = drive(&mut s, &ops)?;
+        let live: Vec<ClientId> = (0..m.len()).filter(|&i| m[i] == M::Runnable).collect();
+        prop_assume!(!live.is_empty());
+        let w: Vec<u64> = (0..m.len()).map(|i| if m[i] == M::Runnable { s.weight(i).unwrap() } else { 0 }).collect();
+        let total: u64 = w.iter().sum();
+        // Finish the current cycle: at most `total` quanta remain in it
+        // (a cycle's counters never exceed the shares: eqs. 8–9 round up
+        // but stay ≤ S_A).
+        let c0 = s.cycle();
+        let mut steps = 0;
+        while s.cycle() == c0 {
+            let c = s.pick().unwrap();
+            s.charge(c, Q).unwrap();
+            steps += 1;
+            prop_assert!(steps <= total, "cycle did not end within {total} quanta");
+        }
+        for _ in 0..2 {
+            let mut got = vec![0u64; m.len()];
+            for _ in 0..total {
+                let c = s.pick().unwrap();
+                s.charge(c, Q).unwrap();
+                got[c] += 1;
+            }
+            prop_assert_eq!(&got, &w);
+        }
+    }
+}
+
 /// The largest number of picks a runnable client with weight ≥ 1 may wait,
 /// with n runnable clients of total weight W, all using whole quanta:
 /// * rr: n (one turn each);

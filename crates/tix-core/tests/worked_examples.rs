@@ -117,7 +117,7 @@ fn waits(algo: &str, table: &[(u64, u64)], quantum_ms: u64) -> Vec<u64> {
     let mut left: Vec<u64> = table.iter().map(|p| p.1 * MS).collect();
     let mut done = vec![0u64; table.len()];
     let mut now = 0u64;
-    while done.iter().any(|&d| d == 0) {
+    while done.contains(&0) {
         for (i, &(arr, burst)) in table.iter().enumerate() {
             if ids[i].is_none() && arr * MS <= now {
                 let id = s.join(1).unwrap();

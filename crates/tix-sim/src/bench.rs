@@ -11,7 +11,17 @@ use std::time::Instant;
 
 /// The policies timed when none are named.
 pub const DEFAULT: [&str; 12] = [
-    "wrr", "stride", "wfq", "wf2q", "eevdf", "vtrr", "srr", "gr3", "lottery", "lottery-tree", "lottery-o1",
+    "wrr",
+    "stride",
+    "wfq",
+    "wf2q",
+    "eevdf",
+    "vtrr",
+    "srr",
+    "gr3",
+    "lottery",
+    "lottery-tree",
+    "lottery-o1",
     "lottery-race",
 ];
 
@@ -23,6 +33,9 @@ pub struct BenchRow {
     pub quanta_per_s: f64,
     /// quanta/s of this policy ÷ quanta/s of rr in the same run.
     pub vs_rr: f64,
+    /// The policy alone (a bare pick + charge loop), quanta/s: the
+    /// engine's own cost is the difference.
+    pub policy_only_per_s: f64,
 }
 
 /// A system of `clients` CPU-bound clients with weights 1..=100 (fixed seed).
@@ -37,6 +50,26 @@ pub fn workload(algo: &str, clients: usize, quanta: u64) -> System {
         sys.cpu_client(&format!("c{i}"), rng.range(1, 100));
     }
     sys
+}
+
+/// The same clients in a bare pick + charge loop, no engine around it.
+fn time_raw(algo: &str, clients: usize, quanta: u64) -> Result<f64> {
+    let sys = workload(algo, clients, quanta);
+    let opts = tix_core::PolicyOptions {
+        quantum_ns: sys.config.quantum_ns,
+        seed: 1,
+    };
+    let mut s = crate::policy::build(algo, &opts)?;
+    for c in &sys.clients {
+        s.join(c.tickets)?;
+    }
+    let t0 = Instant::now();
+    for _ in 0..quanta {
+        if let Some(id) = s.pick() {
+            s.charge(id, opts.quantum_ns)?;
+        }
+    }
+    Ok(quanta as f64 / t0.elapsed().as_secs_f64())
 }
 
 fn time_one(algo: &str, clients: usize, quanta: u64) -> Result<(u64, f64)> {
@@ -65,6 +98,7 @@ pub fn run(clients: usize, quanta: u64, algos: &[String]) -> Result<Vec<BenchRow
         seconds: rs,
         quanta_per_s: rr_rate,
         vs_rr: 1.0,
+        policy_only_per_s: time_raw("rr", clients, quanta)?,
     }];
     for a in list.iter().filter(|a| a.as_str() != "rr") {
         let (n, s) = time_one(a, clients, quanta)?;
@@ -75,6 +109,7 @@ pub fn run(clients: usize, quanta: u64, algos: &[String]) -> Result<Vec<BenchRow
             seconds: s,
             quanta_per_s: rate,
             vs_rr: rate / rr_rate,
+            policy_only_per_s: time_raw(a, clients, quanta)?,
         });
     }
     Ok(rows)
@@ -82,17 +117,19 @@ pub fn run(clients: usize, quanta: u64, algos: &[String]) -> Result<Vec<BenchRow
 
 pub fn table(rows: &[BenchRow], clients: usize) -> String {
     let mut s = format!(
-        "{clients} CPU-bound clients, 1 cpu, whole engine (pick + charge + accounting)\n{:<14} {:>12} {:>9} {:>14} {:>8}\n",
-        "policy", "quanta", "seconds", "M quanta/s", "vs rr"
+        "{clients} CPU-bound clients, 1 cpu: whole engine (pick + charge + accounting), and the policy alone\n\
+{:<14} {:>12} {:>9} {:>14} {:>8} {:>16}\n",
+        "policy", "quanta", "seconds", "M quanta/s", "vs rr", "policy-only M/s"
     );
     for r in rows {
         s.push_str(&format!(
-            "{:<14} {:>12} {:>9.3} {:>14.2} {:>8.3}\n",
+            "{:<14} {:>12} {:>9.3} {:>14.2} {:>8.3} {:>16.2}\n",
             r.algo,
             r.quanta,
             r.seconds,
             r.quanta_per_s / 1e6,
-            r.vs_rr
+            r.vs_rr,
+            r.policy_only_per_s / 1e6
         ));
     }
     s

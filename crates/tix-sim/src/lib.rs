@@ -8,12 +8,12 @@ pub mod rng;
 pub mod service_error;
 
 pub use error::{Result, SimError};
+pub mod bench;
 pub mod engine;
 pub mod model;
-pub mod scenario;
 pub mod output;
-pub mod progress;
-pub mod bench;
 pub mod plot;
+pub mod progress;
 pub mod report;
 pub mod repro;
+pub mod scenario;

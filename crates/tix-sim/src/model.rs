@@ -72,7 +72,11 @@ pub enum Action {
     /// Fund a user's currency with a new number of base tickets.
     Fund { user: usize, base: u64 },
     /// Move tickets from one client's process to another's (Waldspurger §3.1).
-    Transfer { from: usize, to: usize, tickets: u64 },
+    Transfer {
+        from: usize,
+        to: usize,
+        tickets: u64,
+    },
     /// The client leaves for good.
     Exit { client: usize },
     /// Move a client to another CPU (per-CPU queues).

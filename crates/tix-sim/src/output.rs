@@ -69,7 +69,15 @@ pub fn table(r: &SimResult) -> String {
     let _ = writeln!(
         s,
         "{:<16} {:>8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>11} {:>11}",
-        "client", "share%", "service s", "ideal s", "lag ms", "minlag ms", "maxlag ms", "wait s", "resp p99 ms"
+        "client",
+        "share%",
+        "service s",
+        "ideal s",
+        "lag ms",
+        "minlag ms",
+        "maxlag ms",
+        "wait s",
+        "resp p99 ms"
     );
     for c in &r.clients {
         let _ = writeln!(

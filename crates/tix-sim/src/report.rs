@@ -54,7 +54,9 @@ impl Ctx<'_> {
 }
 
 pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// An HTML table from a header and rows (cells are HTML).
@@ -105,7 +107,13 @@ the plot, and the command that reruns it. Rerun the whole page with <code>tix si
             Some((false, _)) => " <span class=\"diff\">differs</span>",
             None => "",
         };
-        let _ = write!(s, "<li><a href=\"#{}\">{}</a>{}</li>", e.id, esc(&e.title), badge);
+        let _ = write!(
+            s,
+            "<li><a href=\"#{}\">{}</a>{}</li>",
+            e.id,
+            esc(&e.title),
+            badge
+        );
     }
     s.push_str("</ul></nav>");
     for e in exps {
@@ -121,7 +129,11 @@ the plot, and the command that reruns it. Rerun the whole page with <code>tix si
                 s,
                 "<p><span class=\"{}\">{}</span> — {}</p>",
                 if *ok { "ok" } else { "diff" },
-                if *ok { "Agrees with the paper" } else { "Differs from the paper" },
+                if *ok {
+                    "Agrees with the paper"
+                } else {
+                    "Differs from the paper"
+                },
                 esc(why)
             );
         }
@@ -153,13 +165,22 @@ the plot, and the command that reruns it. Rerun the whole page with <code>tix si
 }
 
 /// Run every reproduction and write `out/index.html`; returns its path.
-pub fn write_report(out: &Path, quick: bool, progress: bool, only: Option<&str>) -> Result<PathBuf> {
+pub fn write_report(
+    out: &Path,
+    quick: bool,
+    progress: bool,
+    only: Option<&str>,
+) -> Result<PathBuf> {
     let t0 = std::time::Instant::now();
     for d in ["", "plots", "scenarios"] {
         let p = out.join(d);
         std::fs::create_dir_all(&p).map_err(|e| SimError::io(&p, e))?;
     }
-    let cx = Ctx { out, quick, progress };
+    let cx = Ctx {
+        out,
+        quick,
+        progress,
+    };
     let exps = repro::all(&cx, only)?;
     let html = page(&exps, quick, t0.elapsed().as_secs_f64());
     let index = out.join("index.html");

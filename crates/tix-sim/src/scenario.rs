@@ -29,7 +29,10 @@ impl Ctx<'_> {
                 }
             });
             if !ok {
-                let names: Vec<String> = allowed.iter().map(|a| a.replace("_*", "_s|_ms|_us|_ns")).collect();
+                let names: Vec<String> = allowed
+                    .iter()
+                    .map(|a| a.replace("_*", "_s|_ms|_us|_ns"))
+                    .collect();
                 return Err(self.err(
                     &join(path, k),
                     format!("one of the known fields ({})", names.join(", ")),
@@ -62,7 +65,10 @@ impl Ctx<'_> {
             let key = format!("{stem}{suf}");
             if let Some(v) = t.get(&key) {
                 if found.is_some() {
-                    return Err(self.err(&join(path, &key), format!("only one of {stem}_s/_ms/_us/_ns")));
+                    return Err(self.err(
+                        &join(path, &key),
+                        format!("only one of {stem}_s/_ms/_us/_ns"),
+                    ));
                 }
                 let x = match v {
                     Value::Integer(i) => *i as f64,
@@ -83,24 +89,33 @@ impl Ctx<'_> {
     fn dist(&self, t: &Table, path: &str, stem: &str) -> Result<Option<Dist>> {
         if let Some(ns) = self.time(t, path, stem)? {
             if t.contains_key(stem) {
-                return Err(self.err(&join(path, stem), format!("either {stem} or {stem}_ms, not both")));
+                return Err(self.err(
+                    &join(path, stem),
+                    format!("either {stem} or {stem}_ms, not both"),
+                ));
             }
             return Ok(Some(Dist::Const { ns }));
         }
-        let Some(v) = t.get(stem) else { return Ok(None) };
+        let Some(v) = t.get(stem) else {
+            return Ok(None);
+        };
         let p = join(path, stem);
         let Value::Table(d) = v else {
             return Err(self.err(&p, "a table such as { dist = \"exp\", mean_ms = 5 }"));
         };
         self.check_keys(d, &p, &["dist", "mean_*", "lo_*", "hi_*", "value_*"])?;
-        let kind = self.string(d, &p, "dist")?.unwrap_or_else(|| "const".into());
+        let kind = self
+            .string(d, &p, "dist")?
+            .unwrap_or_else(|| "const".into());
         let need = |stem2: &str| -> Result<u64> {
             self.time(d, &p, stem2)?
                 .ok_or_else(|| self.err(&join(&p, &format!("{stem2}_ms")), "a time"))
         };
         Ok(Some(match kind.as_str() {
             "const" => Dist::Const { ns: need("value")? },
-            "exp" => Dist::Exp { mean_ns: need("mean")? },
+            "exp" => Dist::Exp {
+                mean_ns: need("mean")?,
+            },
             "uniform" => {
                 let (lo_ns, hi_ns) = (need("lo")?, need("hi")?);
                 if lo_ns > hi_ns {
@@ -152,7 +167,17 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
     cx.check_keys(
         &sim,
         "sim",
-        &["algo", "cpus", "queue", "balance", "balance_*", "quantum_*", "seed", "duration_*", "sample_*"],
+        &[
+            "algo",
+            "cpus",
+            "queue",
+            "balance",
+            "balance_*",
+            "quantum_*",
+            "seed",
+            "duration_*",
+            "sample_*",
+        ],
     )?;
     let algo = cx
         .string(&sim, "sim", "algo")?
@@ -161,9 +186,12 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
     if !algos.is_empty() && !algos.contains(&algo.as_str()) {
         return Err(cx.err("sim.algo", format!("one of {}", algos.join(", "))));
     }
-    let duration = cx
-        .time(&sim, "sim", "duration")?
-        .ok_or_else(|| cx.err("sim.duration_s", "the length of the run (e.g. duration_s = 60)"))?;
+    let duration = cx.time(&sim, "sim", "duration")?.ok_or_else(|| {
+        cx.err(
+            "sim.duration_s",
+            "the length of the run (e.g. duration_s = 60)",
+        )
+    })?;
     if duration == 0 {
         return Err(cx.err("sim.duration_s", "a positive time"));
     }
@@ -205,7 +233,10 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
         }
     }
     if duration / cfg.sample_ns > 1_000_000 {
-        return Err(cx.err("sim.sample_ms", "at most 1,000,000 samples per run (a longer interval)"));
+        return Err(cx.err(
+            "sim.sample_ms",
+            "at most 1,000,000 samples per run (a longer interval)",
+        ));
     }
     if let Some(s) = cx.uint(&sim, "sim", "seed")? {
         cfg.seed = s;
@@ -215,11 +246,18 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
     for (i, u) in tables(&cx, &root, "user")?.into_iter().enumerate() {
         let p = format!("user[{i}]");
         cx.check_keys(u, &p, &["name", "base"])?;
-        let name = cx.string(u, &p, "name")?.ok_or_else(|| cx.err(&join(&p, "name"), "a name"))?;
+        let name = cx
+            .string(u, &p, "name")?
+            .ok_or_else(|| cx.err(&join(&p, "name"), "a name"))?;
         if sys.users.iter().any(|x| x.name == name) {
-            return Err(cx.err(&join(&p, "name"), format!("a unique user name ('{name}' repeats)")));
+            return Err(cx.err(
+                &join(&p, "name"),
+                format!("a unique user name ('{name}' repeats)"),
+            ));
         }
-        let base = cx.uint(u, &p, "base")?.unwrap_or(tix_core::zepp::DEFAULT_BASE);
+        let base = cx
+            .uint(u, &p, "base")?
+            .unwrap_or(tix_core::zepp::DEFAULT_BASE);
         tix_core::zepp::check_base_tickets(base)
             .map_err(|_| cx.err(&join(&p, "base"), "base tickets in 100..=10000 (Zepp §4.1)"))?;
         sys.user(&name, base);
@@ -235,29 +273,53 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
             c,
             &p,
             &[
-                "name", "tickets", "user", "process", "count", "behaviour", "run", "run_*", "block",
-                "block_*", "period_*", "work_*", "arrive_*", "exit_*", "cpu",
+                "name",
+                "tickets",
+                "user",
+                "process",
+                "count",
+                "behaviour",
+                "run",
+                "run_*",
+                "block",
+                "block_*",
+                "period_*",
+                "work_*",
+                "arrive_*",
+                "exit_*",
+                "cpu",
             ],
         )?;
-        let name = cx.string(c, &p, "name")?.ok_or_else(|| cx.err(&join(&p, "name"), "a name"))?;
+        let name = cx
+            .string(c, &p, "name")?
+            .ok_or_else(|| cx.err(&join(&p, "name"), "a name"))?;
         let tickets = cx.uint(c, &p, "tickets")?.unwrap_or(100);
         if tickets > tix_core::MAX_WEIGHT {
-            return Err(cx.err(&join(&p, "tickets"), format!("at most {}", tix_core::MAX_WEIGHT)));
+            return Err(cx.err(
+                &join(&p, "tickets"),
+                format!("at most {}", tix_core::MAX_WEIGHT),
+            ));
         }
         let user = match cx.string(c, &p, "user")? {
             None => None,
-            Some(u) => Some(
-                sys.users
-                    .iter()
-                    .position(|x| x.name == u)
-                    .ok_or_else(|| cx.err(&join(&p, "user"), format!("a user defined in [[user]] ('{u}' is not)")))?,
-            ),
+            Some(u) => Some(sys.users.iter().position(|x| x.name == u).ok_or_else(|| {
+                cx.err(
+                    &join(&p, "user"),
+                    format!("a user defined in [[user]] ('{u}' is not)"),
+                )
+            })?),
         };
         if user.is_none() && !sys.users.is_empty() {
-            return Err(cx.err(&join(&p, "user"), "a user: once [[user]] tables exist every client names one"));
+            return Err(cx.err(
+                &join(&p, "user"),
+                "a user: once [[user]] tables exist every client names one",
+            ));
         }
         if user.is_some() && tickets == 0 {
-            return Err(cx.err(&join(&p, "tickets"), "process tickets 1..=10000 for a client of a user"));
+            return Err(cx.err(
+                &join(&p, "tickets"),
+                "process tickets 1..=10000 for a client of a user",
+            ));
         }
         let count = cx.uint(c, &p, "count")?.unwrap_or(1);
         if count == 0 || count > 100_000 {
@@ -266,19 +328,32 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
         let behaviour = match cx.string(c, &p, "behaviour")?.as_deref().unwrap_or("cpu") {
             "cpu" => Behaviour::Cpu,
             "io" => Behaviour::Io {
-                run: cx.dist(c, &p, "run")?.ok_or_else(|| cx.err(&join(&p, "run_ms"), "a run length for behaviour = \"io\""))?,
-                block: cx
-                    .dist(c, &p, "block")?
-                    .ok_or_else(|| cx.err(&join(&p, "block_ms"), "a block length for behaviour = \"io\""))?,
+                run: cx.dist(c, &p, "run")?.ok_or_else(|| {
+                    cx.err(&join(&p, "run_ms"), "a run length for behaviour = \"io\"")
+                })?,
+                block: cx.dist(c, &p, "block")?.ok_or_else(|| {
+                    cx.err(
+                        &join(&p, "block_ms"),
+                        "a block length for behaviour = \"io\"",
+                    )
+                })?,
             },
             "periodic" => {
                 let period_ns = cx
                     .time(c, &p, "period")?
                     .filter(|&v| v > 0)
-                    .ok_or_else(|| cx.err(&join(&p, "period_ms"), "a positive period for behaviour = \"periodic\""))?;
-                let work_ns = cx
-                    .time(c, &p, "work")?
-                    .ok_or_else(|| cx.err(&join(&p, "work_ms"), "the work per period for behaviour = \"periodic\""))?;
+                    .ok_or_else(|| {
+                        cx.err(
+                            &join(&p, "period_ms"),
+                            "a positive period for behaviour = \"periodic\"",
+                        )
+                    })?;
+                let work_ns = cx.time(c, &p, "work")?.ok_or_else(|| {
+                    cx.err(
+                        &join(&p, "work_ms"),
+                        "the work per period for behaviour = \"periodic\"",
+                    )
+                })?;
                 Behaviour::Periodic { period_ns, work_ns }
             }
             _ => return Err(cx.err(&join(&p, "behaviour"), "\"cpu\", \"io\" or \"periodic\"")),
@@ -290,16 +365,26 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
         let cpu = cx.uint(c, &p, "cpu")?;
         if let Some(k) = cpu {
             if k as usize >= sys.config.cpus {
-                return Err(cx.err(&join(&p, "cpu"), format!("a cpu index below sim.cpus = {}", sys.config.cpus)));
+                return Err(cx.err(
+                    &join(&p, "cpu"),
+                    format!("a cpu index below sim.cpus = {}", sys.config.cpus),
+                ));
             }
         }
         let arrive_ns = cx.time(c, &p, "arrive")?.unwrap_or(0);
         let exit_ns = cx.time(c, &p, "exit")?;
         let process = cx.string(c, &p, "process")?;
         for k in 0..count {
-            let n = if count == 1 { name.clone() } else { format!("{name}.{k}") };
+            let n = if count == 1 {
+                name.clone()
+            } else {
+                format!("{name}.{k}")
+            };
             if sys.clients.iter().any(|x| x.name == n) {
-                return Err(cx.err(&join(&p, "name"), format!("a unique client name ('{n}' repeats)")));
+                return Err(cx.err(
+                    &join(&p, "name"),
+                    format!("a unique client name ('{n}' repeats)"),
+                ));
             }
             let proc_name = process.clone().unwrap_or_else(|| n.clone());
             if let Some(other) = sys.clients.iter().find(|x| x.process == proc_name) {
@@ -328,26 +413,43 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
         let n = cx
             .string(t, p, key)?
             .ok_or_else(|| cx.err(&join(p, key), "a client name"))?;
-        sys.clients
-            .iter()
-            .position(|c| c.name == n)
-            .ok_or_else(|| cx.err(&join(p, key), format!("a client defined in [[client]] ('{n}' is not)")))
+        sys.clients.iter().position(|c| c.name == n).ok_or_else(|| {
+            cx.err(
+                &join(p, key),
+                format!("a client defined in [[client]] ('{n}' is not)"),
+            )
+        })
     };
     let mut events = Vec::new();
     for (i, e) in tables(&cx, &root, "event")?.into_iter().enumerate() {
         let p = format!("event[{i}]");
-        cx.check_keys(e, &p, &["at_*", "action", "client", "tickets", "user", "base", "from", "to", "cpu"])?;
-        let at_ns = cx.time(e, &p, "at")?.ok_or_else(|| cx.err(&join(&p, "at_s"), "the time of the event"))?;
+        cx.check_keys(
+            e,
+            &p,
+            &[
+                "at_*", "action", "client", "tickets", "user", "base", "from", "to", "cpu",
+            ],
+        )?;
+        let at_ns = cx
+            .time(e, &p, "at")?
+            .ok_or_else(|| cx.err(&join(&p, "at_s"), "the time of the event"))?;
         let need_uint = |key: &str, what: &str| -> Result<u64> {
-            cx.uint(e, &p, key)?.ok_or_else(|| cx.err(&join(&p, key), what.to_string()))
+            cx.uint(e, &p, key)?
+                .ok_or_else(|| cx.err(&join(&p, key), what.to_string()))
         };
         let action = match cx.string(e, &p, "action")?.as_deref() {
             Some("tickets") => {
                 let tickets = need_uint("tickets", "the new tickets")?;
                 if tickets > tix_core::MAX_WEIGHT {
-                    return Err(cx.err(&join(&p, "tickets"), format!("at most {}", tix_core::MAX_WEIGHT)));
+                    return Err(cx.err(
+                        &join(&p, "tickets"),
+                        format!("at most {}", tix_core::MAX_WEIGHT),
+                    ));
                 }
-                Action::Tickets { client: find(&p, "client", e)?, tickets }
+                Action::Tickets {
+                    client: find(&p, "client", e)?,
+                    tickets,
+                }
             }
             Some("fund") => {
                 let u = cx.string(e, &p, "user")?.unwrap_or_default();
@@ -366,13 +468,18 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
                 to: find(&p, "to", e)?,
                 tickets: need_uint("tickets", "the tickets to transfer")?,
             },
-            Some("exit") => Action::Exit { client: find(&p, "client", e)? },
+            Some("exit") => Action::Exit {
+                client: find(&p, "client", e)?,
+            },
             Some("migrate") => {
                 let cpu = need_uint("cpu", "the target cpu")? as usize;
                 if cpu >= sys.config.cpus {
                     return Err(cx.err(&join(&p, "cpu"), "a cpu index below sim.cpus"));
                 }
-                Action::Migrate { client: find(&p, "client", e)?, cpu }
+                Action::Migrate {
+                    client: find(&p, "client", e)?,
+                    cpu,
+                }
             }
             _ => {
                 return Err(cx.err(

@@ -93,7 +93,9 @@ impl ErrorTracker {
 
 fn check_shares(shares: &[u64]) -> Result<()> {
     if shares.is_empty() {
-        return Err(SimError::Invalid("--shares: expected at least one share".into()));
+        return Err(SimError::Invalid(
+            "--shares: expected at least one share".into(),
+        ));
     }
     for (i, &s) in shares.iter().enumerate() {
         if s == 0 || s > MAX_WEIGHT {
@@ -252,7 +254,9 @@ pub fn check_sweep(n: usize, total: u64, runs: u64, dist: ShareDist) -> Result<(
         return Err(SimError::Invalid("--runs: expected at least 1".into()));
     }
     if total > MAX_WEIGHT {
-        return Err(SimError::Invalid(format!("--total: expected at most {MAX_WEIGHT}")));
+        return Err(SimError::Invalid(format!(
+            "--total: expected at most {MAX_WEIGHT}"
+        )));
     }
     match dist {
         ShareDist::Random if total < n as u64 => Err(SimError::Invalid(format!(
@@ -305,9 +309,10 @@ pub fn sweep(
         }
         Ok((lo, hi))
     };
-    let mut results: Vec<Option<Result<(f64, f64)>>> = (0..runs).map(|_| None).collect();
+    type Slot = Option<Result<(f64, f64)>>;
+    let mut results: Vec<Slot> = (0..runs).map(|_| None).collect();
     std::thread::scope(|s| {
-        let chunks: Vec<&mut [Option<Result<(f64, f64)>>]> = {
+        let chunks: Vec<&mut [Slot]> = {
             let per = (runs as usize).div_ceil(workers);
             results.chunks_mut(per).collect()
         };

@@ -14,7 +14,11 @@ fn ctx_dir(name: &str) -> std::path::PathBuf {
 
 fn check(name: &str, f: fn(&Ctx) -> tix_sim::Result<tix_sim::report::Experiment>) {
     let d = ctx_dir(name);
-    let cx = Ctx { out: &d, quick: true, progress: false };
+    let cx = Ctx {
+        out: &d,
+        quick: true,
+        progress: false,
+    };
     let e = f(&cx).unwrap();
     let (ok, why) = e.agrees.clone().expect("a headline");
     assert!(ok, "{name}: {why}");
@@ -33,7 +37,10 @@ fn lottery_2_to_1_over_200_s_within_3_binomial_sd() {
     let r = tix_sim::engine::simulate(tix_sim::scenario::parse("fig5", text).unwrap()).unwrap();
     let a = r.clients[0].service_ns as f64 / 1e8;
     assert_eq!(r.quanta, 2000);
-    assert!((a - 2000.0 * 2.0 / 3.0).abs() <= 3.0 * (2000.0f64 * 2.0 / 9.0).sqrt(), "{a}");
+    assert!(
+        (a - 2000.0 * 2.0 / 3.0).abs() <= 3.0 * (2000.0f64 * 2.0 / 9.0).sqrt(),
+        "{a}"
+    );
 }
 
 #[test]
@@ -51,7 +58,11 @@ fn gr3_worked_example_and_wrr() {
 #[test]
 fn error_tracker_matches_brute_force() {
     // The O(1) tracker against E_A(0,t) from tix-core's metrics at every t.
-    for (algo, shares) in [("lottery", vec![7u64, 3, 1, 1]), ("srr", vec![10, 4, 3]), ("vtrr", vec![9, 5, 2, 2])] {
+    for (algo, shares) in [
+        ("lottery", vec![7u64, 3, 1, 1]),
+        ("srr", vec![10, 4, 3]),
+        ("vtrr", vec![9, 5, 2, 2]),
+    ] {
         let r = error_run(algo, &shares, Some(60), 4).unwrap();
         let total: u64 = shares.iter().sum();
         let mut got = vec![0u64; shares.len()];
@@ -59,12 +70,22 @@ fn error_tracker_matches_brute_force() {
         for (t, &p) in r.picks.iter().enumerate() {
             got[p] += 1;
             for a in 0..shares.len() {
-                let e = tix_core::metrics::service_error(got[a] as f64, (t + 1) as f64, shares[a] as f64, total as f64);
+                let e = tix_core::metrics::service_error(
+                    got[a] as f64,
+                    (t + 1) as f64,
+                    shares[a] as f64,
+                    total as f64,
+                );
                 lo = lo.min(e);
                 hi = hi.max(e);
             }
         }
-        assert!((lo - r.min).abs() < 1e-9 && (hi - r.max).abs() < 1e-9, "{algo}: {lo} {hi} vs {} {}", r.min, r.max);
+        assert!(
+            (lo - r.min).abs() < 1e-9 && (hi - r.max).abs() < 1e-9,
+            "{algo}: {lo} {hi} vs {} {}",
+            r.min,
+            r.max
+        );
     }
 }
 
@@ -82,7 +103,10 @@ fn gr3_skewed_max_error_below_4_quanta() {
 fn wf2q_stays_within_one_quantum() {
     // WF2Q's error is provably within −1 .. +1 (GR3 §5.1), for every set.
     let p = sweep("wf2q", 16, 1024, 40, ShareDist::Skewed, 5, &|_| {}).unwrap();
-    assert!(p.worst_min >= -1.0 - 1e-9 && p.worst_max <= 1.0 + 1e-9, "{p:?}");
+    assert!(
+        p.worst_min >= -1.0 - 1e-9 && p.worst_max <= 1.0 + 1e-9,
+        "{p:?}"
+    );
 }
 
 #[test]

@@ -6,7 +6,11 @@ use tix_sim::SimError;
 
 fn err(text: &str) -> (String, String, String) {
     match parse("bad.toml", text) {
-        Err(SimError::Scenario { file, field, expected }) => (file, field, expected),
+        Err(SimError::Scenario {
+            file,
+            field,
+            expected,
+        }) => (file, field, expected),
         other => panic!("expected a scenario error, got {other:?}"),
     }
 }
@@ -36,7 +40,9 @@ fn unknown_policy() {
 
 #[test]
 fn wrong_type_and_unknown_field() {
-    let (_, field, exp) = err(&format!("{SIM}[[client]]\nname = \"a\"\ntickets = \"many\"\n"));
+    let (_, field, exp) = err(&format!(
+        "{SIM}[[client]]\nname = \"a\"\ntickets = \"many\"\n"
+    ));
     assert_eq!(field, "client[0].tickets");
     assert!(exp.contains("non-negative integer"));
     let (_, field, exp) = err(&format!("{SIM}[[client]]\nname = \"a\"\ntikets = 3\n"));
@@ -46,25 +52,35 @@ fn wrong_type_and_unknown_field() {
 
 #[test]
 fn behaviour_needs_its_lengths() {
-    let (_, field, _) = err(&format!("{SIM}[[client]]\nname = \"a\"\nbehaviour = \"io\"\nblock_ms = 3\n"));
+    let (_, field, _) = err(&format!(
+        "{SIM}[[client]]\nname = \"a\"\nbehaviour = \"io\"\nblock_ms = 3\n"
+    ));
     assert_eq!(field, "client[0].run_ms");
     let (_, field, exp) = err(&format!(
         "{SIM}[[client]]\nname = \"a\"\nbehaviour = \"io\"\nrun = {{ dist = \"gauss\", mean_ms = 1 }}\nblock_ms = 1\n"
     ));
     assert_eq!(field, "client[0].run.dist");
     assert!(exp.contains("exp"));
-    let (_, field, _) = err(&format!("{SIM}[[client]]\nname = \"a\"\nbehaviour = \"periodic\"\nwork_ms = 1\n"));
+    let (_, field, _) = err(&format!(
+        "{SIM}[[client]]\nname = \"a\"\nbehaviour = \"periodic\"\nwork_ms = 1\n"
+    ));
     assert_eq!(field, "client[0].period_ms");
 }
 
 #[test]
 fn references_must_exist() {
-    let (_, field, exp) = err(&format!("{SIM}[[client]]\nname = \"a\"\n[[event]]\nat_s = 0\naction = \"exit\"\nclient = \"b\"\n"));
+    let (_, field, exp) = err(&format!(
+        "{SIM}[[client]]\nname = \"a\"\n[[event]]\nat_s = 0\naction = \"exit\"\nclient = \"b\"\n"
+    ));
     assert_eq!(field, "event[0].client");
     assert!(exp.contains("'b'"));
-    let (_, field, _) = err(&format!("{SIM}[[user]]\nname = \"u\"\n[[client]]\nname = \"a\"\nuser = \"v\"\n"));
+    let (_, field, _) = err(&format!(
+        "{SIM}[[user]]\nname = \"u\"\n[[client]]\nname = \"a\"\nuser = \"v\"\n"
+    ));
     assert_eq!(field, "client[0].user");
-    let (_, field, _) = err(&format!("{SIM}[[client]]\nname = \"a\"\n[[client]]\nname = \"a\"\n"));
+    let (_, field, _) = err(&format!(
+        "{SIM}[[client]]\nname = \"a\"\n[[client]]\nname = \"a\"\n"
+    ));
     assert_eq!(field, "client[1].name");
 }
 
@@ -72,15 +88,21 @@ fn references_must_exist() {
 fn ranges_are_checked() {
     let (_, field, _) = err("[sim]\nalgo = \"rr\"\nduration_s = 0\n[[client]]\nname = \"a\"\n");
     assert_eq!(field, "sim.duration_s");
-    let (_, field, _) = err("[sim]\nalgo = \"rr\"\nduration_s = 1\ncpus = 0\n[[client]]\nname = \"a\"\n");
+    let (_, field, _) =
+        err("[sim]\nalgo = \"rr\"\nduration_s = 1\ncpus = 0\n[[client]]\nname = \"a\"\n");
     assert_eq!(field, "sim.cpus");
     let (_, field, _) = err(&format!("{SIM}[[client]]\nname = \"a\"\ncpu = 3\n"));
     assert_eq!(field, "client[0].cpu");
-    let (_, field, _) = err(&format!("{SIM}[[client]]\nname = \"a\"\ntickets = 8589934593\n"));
+    let (_, field, _) = err(&format!(
+        "{SIM}[[client]]\nname = \"a\"\ntickets = 8589934593\n"
+    ));
     assert_eq!(field, "client[0].tickets");
-    let (_, field, _) = err("[sim]\nalgo = \"rr\"\nduration_s = 1\nbalance = \"cfs\"\n[[client]]\nname = \"a\"\n");
+    let (_, field, _) =
+        err("[sim]\nalgo = \"rr\"\nduration_s = 1\nbalance = \"cfs\"\n[[client]]\nname = \"a\"\n");
     assert_eq!(field, "sim.balance");
-    let (_, field, _) = err(&format!("{SIM}[[user]]\nname = \"u\"\nbase = 5\n[[client]]\nname = \"a\"\nuser = \"u\"\n"));
+    let (_, field, _) = err(&format!(
+        "{SIM}[[user]]\nname = \"u\"\nbase = 5\n[[client]]\nname = \"a\"\nuser = \"u\"\n"
+    ));
     assert_eq!(field, "user[0].base");
 }
 
@@ -91,7 +113,8 @@ fn every_shipped_example_parses_and_runs() {
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().and_then(|x| x.to_str()) == Some("toml") {
-            let sys = tix_sim::scenario::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let sys =
+                tix_sim::scenario::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             let r = tix_sim::engine::simulate(sys).unwrap();
             assert!(r.quanta > 0, "{}", p.display());
             n += 1;

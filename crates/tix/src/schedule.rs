@@ -63,7 +63,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         quantum_ns: Q,
         seed: args.seed,
     };
-    let mut s = registry::build(&args.algo, &opts).with_context(|| format!("--algo: known policies are {}", registry::ALGOS.join(", ")))?;
+    let mut s = registry::build(&args.algo, &opts)
+        .with_context(|| format!("--algo: known policies are {}", registry::ALGOS.join(", ")))?;
     let mut t = ServiceTracker::new(Q)?;
     let n = shares.len();
     for (i, &w) in shares.iter().enumerate() {
@@ -110,6 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             "shares": shares,
             "quanta": quanta,
             "order": order,
+            "order_names": order.iter().map(|&c| name(c, n)).collect::<Vec<_>>(),
             "clients": clients,
             "min_error": lo,
             "max_error": hi,
@@ -117,10 +119,16 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(0);
     }
-    println!("{} over shares {} for {quanta} quanta", args.algo, args.shares);
+    println!(
+        "{} over shares {} for {quanta} quanta",
+        args.algo, args.shares
+    );
     let names: Vec<String> = order.iter().map(|&c| name(c, n)).collect();
     println!("order: {}", names.join(if n <= 26 { "" } else { " " }));
-    println!("{:>6} {:>12} {:>10} {:>10} {:>10} {:>10}", "client", "share", "quanta", "min E", "max E", "E at end");
+    println!(
+        "{:>6} {:>12} {:>10} {:>10} {:>10} {:>10}",
+        "client", "share", "quanta", "min E", "max E", "E at end"
+    );
     for r in &report {
         println!(
             "{:>6} {:>12} {:>10} {:>+10.3} {:>+10.3} {:>+10.3}",

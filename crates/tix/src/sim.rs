@@ -164,7 +164,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             }
         }
         SimCmd::Report { quick, out, only } => {
-            let page = tix_sim::report::write_report(&out, quick, progress_on(false), only.as_deref())?;
+            let page =
+                tix_sim::report::write_report(&out, quick, progress_on(false), only.as_deref())?;
             println!("{}", page.display());
         }
         SimCmd::Bench {

@@ -22,8 +22,11 @@ pub const ALGOS: [(&str, &str); 9] = [
     ("EEVDF", "eevdf"),
 ];
 
+/// A (min, max) error range in quanta.
+pub type ErrRange = Option<(f64, f64)>;
+
 /// The paper's ranges (random, skewed), from §5.1's text.
-pub fn paper(label: &str) -> (Option<(f64, f64)>, Option<(f64, f64)>) {
+pub fn paper(label: &str) -> (ErrRange, ErrRange) {
     match label {
         "WRR" => (Some((-406.0, 407.0)), Some((-384.0, 384.0))),
         "WFQ" => (Some((-1.0, 2.0)), Some((-1.0, 191.0))),
@@ -45,7 +48,7 @@ pub fn grid(quick: bool) -> Grid {
         Grid {
             clients: vec![4, 32, 128],
             totals: vec![1024, 4096],
-            runs: 100,
+            runs: 250,
         }
     } else {
         Grid {
@@ -69,7 +72,8 @@ pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
     let g = grid(cx.quick);
     let per_algo = (g.clients.len() * g.totals.len()) as u64 * g.runs;
     let bar = cx.bar(per_algo * ALGOS.len() as u64 * 2, "GR3 §5.1 grid");
-    let mut results: Vec<(ShareDist, Vec<(String, Vec<SweepPoint>)>)> = Vec::new();
+    type PerAlgo = Vec<(String, Vec<SweepPoint>)>;
+    let mut results: Vec<(ShareDist, PerAlgo)> = Vec::new();
     for dist in [ShareDist::Random, ShareDist::Skewed] {
         let mut per = Vec::new();
         for (label, algo) in ALGOS {
@@ -128,7 +132,10 @@ pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
         let stem = format!("plots/gr3-{}", format!("{dist:?}").to_lowercase());
         range_chart(
             &cx.path(&stem),
-            &format!("GR3 §5.1, {} shares: average error range over the grid", format!("{dist:?}").to_lowercase()),
+            &format!(
+                "GR3 §5.1, {} shares: average error range over the grid",
+                format!("{dist:?}").to_lowercase()
+            ),
             &ranges,
         )?;
         charts.push(format!("{stem}.svg"));
@@ -154,10 +161,27 @@ pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
     }
     let ours = format!(
         "{}<details><summary>All {} grid points</summary>{}</details>",
-        html_table(&["scheduler", "shares", "paper range (tu)", "tix range (quanta)"], &rows),
+        html_table(
+            &[
+                "scheduler",
+                "shares",
+                "paper range (tu)",
+                "tix range (quanta)"
+            ],
+            &rows
+        ),
         detail.len(),
         html_table(
-            &["scheduler", "shares", "N", "S", "avg min", "avg max", "worst min", "worst max"],
+            &[
+                "scheduler",
+                "shares",
+                "N",
+                "S",
+                "avg min",
+                "avg max",
+                "worst min",
+                "worst max"
+            ],
             &detail
         )
     );

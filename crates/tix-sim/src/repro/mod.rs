@@ -5,11 +5,11 @@ use crate::error::Result;
 use crate::report::{Ctx, Experiment};
 
 pub mod gr3;
-pub mod waldspurger;
-pub mod zepp;
 pub mod mutex;
 pub mod ras;
 pub mod samih;
+pub mod waldspurger;
+pub mod zepp;
 
 /// Run every reproduction, or only the families whose name contains `only`.
 pub fn all(cx: &Ctx, only: Option<&str>) -> Result<Vec<Experiment>> {
@@ -37,7 +37,10 @@ pub fn all(cx: &Ctx, only: Option<&str>) -> Result<Vec<Experiment>> {
                 v.push(Experiment {
                     id: format!("failed-{}", v.len()),
                     title: format!("{name}: could not run"),
-                    ours: format!("<p class=\"diff\">{}</p>", crate::report::esc(&e.to_string())),
+                    ours: format!(
+                        "<p class=\"diff\">{}</p>",
+                        crate::report::esc(&e.to_string())
+                    ),
                     agrees: Some((false, format!("the reproduction failed: {e}"))),
                     ..Default::default()
                 });
@@ -64,7 +67,12 @@ pub fn run_text(cx: &Ctx, name: &str, text: &str) -> Result<(String, SimResult)>
 
 /// As [`run_text`], under a controller (the rerun command cannot attach
 /// one, so the page says so).
-pub fn run_text_with(cx: &Ctx, name: &str, text: &str, c: Box<dyn Controller>) -> Result<(String, SimResult)> {
+pub fn run_text_with(
+    cx: &Ctx,
+    name: &str,
+    text: &str,
+    c: Box<dyn Controller>,
+) -> Result<(String, SimResult)> {
     let rel = cx.scenario(name, text)?;
     let sys = crate::scenario::parse(&rel, text)?;
     Ok((rel, simulate_with(sys, c)?))

@@ -26,10 +26,23 @@ pub struct MutexRun {
 
 /// `tickets[i]` per thread; each holds the mutex `hold_ns` of CPU, then
 /// computes `compute_ns`, on one CPU with `quantum_ns` slices, for `dur_ns`.
-pub fn simulate(tickets: &[u64], hold_ns: u64, compute_ns: u64, quantum_ns: u64, dur_ns: u64, seed: u64) -> Result<MutexRun> {
+pub fn simulate(
+    tickets: &[u64],
+    hold_ns: u64,
+    compute_ns: u64,
+    quantum_ns: u64,
+    dur_ns: u64,
+    seed: u64,
+) -> Result<MutexRun> {
     let n = tickets.len();
     let mut cpu = policy::build("lottery", &PolicyOptions { quantum_ns, seed })?;
-    let mut lock = Lottery::try_new(&PolicyOptions { quantum_ns, seed: seed ^ 0x5eed }, Draw::List)?;
+    let mut lock = Lottery::try_new(
+        &PolicyOptions {
+            quantum_ns,
+            seed: seed ^ 0x5eed,
+        },
+        Draw::List,
+    )?;
     for &t in tickets {
         cpu.join(t)?;
     }
@@ -107,12 +120,22 @@ pub fn simulate(tickets: &[u64], hold_ns: u64, compute_ns: u64, quantum_ns: u64,
             transitions.push(i);
         }
     }
-    Ok(MutexRun { acquisitions: acq, waits })
+    Ok(MutexRun {
+        acquisitions: acq,
+        waits,
+    })
 }
 
 pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
     let tickets = [200, 200, 200, 200, 100, 100, 100, 100];
-    let r = simulate(&tickets, 50_000_000, 50_000_000, 100_000_000, 120_000_000_000, 11)?;
+    let r = simulate(
+        &tickets,
+        50_000_000,
+        50_000_000,
+        100_000_000,
+        120_000_000_000,
+        11,
+    )?;
     let sum = |g: std::ops::Range<usize>| g.clone().map(|i| r.acquisitions[i]).sum::<u64>();
     let (a, b) = (sum(0..4), sum(4..8));
     let mean = |g: std::ops::Range<usize>| {
@@ -128,7 +151,10 @@ pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
                 h[((w / 100_000_000) as usize).min(30)] += 1;
             }
         }
-        h.iter().enumerate().map(|(k, &c)| (k as f64 * 100.0, c as f64)).collect::<Vec<_>>()
+        h.iter()
+            .enumerate()
+            .map(|(k, &c)| (k as f64 * 100.0, c as f64))
+            .collect::<Vec<_>>()
     };
     let stem = "plots/waldspurger-fig11";
     line_chart(
@@ -136,7 +162,16 @@ pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
         "Fig. 11: mutex waiting times, groups A (2) and B (1)",
         "waiting time (ms, 100 ms bins; last bin ≥ 3 s)",
         "acquisitions",
-        &[Line { name: "group A".into(), points: hist(0..4) }, Line { name: "group B".into(), points: hist(4..8) }],
+        &[
+            Line {
+                name: "group A".into(),
+                points: hist(0..4),
+            },
+            Line {
+                name: "group B".into(),
+                points: hist(4..8),
+            },
+        ],
     )?;
     let ratio = a as f64 / b.max(1) as f64;
     Ok(vec![Experiment {

@@ -33,7 +33,10 @@ impl Controller for RaceAverse {
                 } else {
                     (s[g] as u128 * 10 / sum as u128) as u64
                 };
-                Action::Tickets { client: g, tickets: 10 - race_prob.min(9) }
+                Action::Tickets {
+                    client: g,
+                    tickets: 10 - race_prob.min(9),
+                }
             })
             .collect()
     }
@@ -62,7 +65,12 @@ struct Stats {
 }
 
 fn stats(r: &SimResult) -> Stats {
-    let t: Vec<f64> = r.clients.iter().filter_map(|c| c.turnaround_ns).map(|x| x as f64 / 1e9).collect();
+    let t: Vec<f64> = r
+        .clients
+        .iter()
+        .filter_map(|c| c.turnaround_ns)
+        .map(|x| x as f64 / 1e9)
+        .collect();
     let s = crate::engine::Summary::of(&t);
     let lat: Vec<f64> = r.clients.iter().map(|c| c.response.mean / 1e9).collect();
     Stats {
@@ -75,7 +83,13 @@ fn stats(r: &SimResult) -> Stats {
 }
 
 pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
-    let paper_total = [(20, 7.166, 6.140), (40, 15.089, 11.952), (60, 21.776, 17.358), (80, 28.040, 22.330), (100, 37.493, 29.473)];
+    let paper_total = [
+        (20, 7.166, 6.140),
+        (40, 15.089, 11.952),
+        (60, 21.776, 17.358),
+        (80, 28.040, 22.330),
+        (100, 37.493, 29.473),
+    ];
     let mut rows = Vec::new();
     let mut cmds = Vec::new();
     let mut mean_rr = Vec::new();
@@ -83,10 +97,24 @@ pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
     let mut better = true;
     for (n, p_rr, p_ras) in paper_total {
         let mut rng = WorkRng::new(2000 + n);
-        let works: Vec<u64> = (0..n).map(|_| rng.range(16, 8192) * WRITE_US * 1000).collect();
-        let (rel_rr, rr) = run_text_with(cx, &format!("ras-n{n}-rr"), &scenario("rr", 100, &works), Box::new(NoCtl))?;
-        let ctl = RaceAverse { work_ns: works.clone() };
-        let (rel_ras, ras) = run_text_with(cx, &format!("ras-n{n}-ras"), &scenario("wrr", 10, &works), Box::new(ctl))?;
+        let works: Vec<u64> = (0..n)
+            .map(|_| rng.range(16, 8192) * WRITE_US * 1000)
+            .collect();
+        let (rel_rr, rr) = run_text_with(
+            cx,
+            &format!("ras-n{n}-rr"),
+            &scenario("rr", 100, &works),
+            Box::new(NoCtl),
+        )?;
+        let ctl = RaceAverse {
+            work_ns: works.clone(),
+        };
+        let (rel_ras, ras) = run_text_with(
+            cx,
+            &format!("ras-n{n}-ras"),
+            &scenario("wrr", 10, &works),
+            Box::new(ctl),
+        )?;
         if n == 20 {
             cmds.push(format!("tix sim run DIR/{rel_rr}"));
             cmds.push(format!("tix sim report{} --out DIR --only ras   # RAS needs its controller; DIR/{rel_ras} alone runs plain WRR", if cx.quick { " --quick" } else { "" }));
@@ -97,7 +125,10 @@ pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
         mean_ras.push((n as f64, b.turn_mean));
         rows.push(vec![
             n.to_string(),
-            format!("{p_rr:.2} / {p_ras:.2} ({:.0}%)", (1.0 - p_ras / p_rr) * 100.0),
+            format!(
+                "{p_rr:.2} / {p_ras:.2} ({:.0}%)",
+                (1.0 - p_ras / p_rr) * 100.0
+            ),
             format!("{:.2} / {:.2}", a.total_s, b.total_s),
             format!("{:.2} / {:.2}", a.turn_mean, b.turn_mean),
             format!("{:.2} / {:.2}", a.turn_p50, b.turn_p50),
@@ -111,7 +142,16 @@ pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
         "RAS vs RR: mean turnaround",
         "tasks",
         "mean turnaround (s)",
-        &[Line { name: "RR (100 ms)".into(), points: mean_rr }, Line { name: "RAS".into(), points: mean_ras }],
+        &[
+            Line {
+                name: "RR (100 ms)".into(),
+                points: mean_rr,
+            },
+            Line {
+                name: "RAS".into(),
+                points: mean_ras,
+            },
+        ],
     )?;
     Ok(vec![Experiment {
         id: "ras".into(),

@@ -28,10 +28,38 @@ pub fn ch2(cx: &Ctx) -> Result<Experiment> {
     // The paper's per-process waits and printed averages. FCFS's waits sum to
     // 41 ms, so its printed 10.5 ms average is an arithmetic slip for 10.25.
     let cases = [
-        ("FCFS (Table 2.1)", "fcfs", 1, [0, 0, 0, 0], [0.0, 8.0, 12.0, 21.0], "10.5 (sic: 41/4 = 10.25)"),
-        ("SJF (Table 2.2)", "sjf", 1, [0, 0, 0, 0], [9.0, 0.0, 17.0, 4.0], "7.5"),
-        ("SRTF (Table 2.3)", "srtf", 1, [0, 1, 2, 3], [9.0, 0.0, 15.0, 2.0], "6.5"),
-        ("RR, q = 4 ms (Table 2.4)", "rr", 4, [0, 0, 0, 0], [12.0, 4.0, 17.0, 20.0], "13.25"),
+        (
+            "FCFS (Table 2.1)",
+            "fcfs",
+            1,
+            [0, 0, 0, 0],
+            [0.0, 8.0, 12.0, 21.0],
+            "10.5 (sic: 41/4 = 10.25)",
+        ),
+        (
+            "SJF (Table 2.2)",
+            "sjf",
+            1,
+            [0, 0, 0, 0],
+            [9.0, 0.0, 17.0, 4.0],
+            "7.5",
+        ),
+        (
+            "SRTF (Table 2.3)",
+            "srtf",
+            1,
+            [0, 1, 2, 3],
+            [9.0, 0.0, 15.0, 2.0],
+            "6.5",
+        ),
+        (
+            "RR, q = 4 ms (Table 2.4)",
+            "rr",
+            4,
+            [0, 0, 0, 0],
+            [12.0, 4.0, 17.0, 20.0],
+            "13.25",
+        ),
     ];
     let mut rows = Vec::new();
     let mut cmds = Vec::new();
@@ -41,11 +69,22 @@ pub fn ch2(cx: &Ctx) -> Result<Experiment> {
         cmds.push(cmd_run(&rel));
         let waits: Vec<f64> = r.clients.iter().map(|c| c.wait_ns as f64 / 1e6).collect();
         let avg = waits.iter().sum::<f64>() / 4.0;
-        ok &= waits.iter().zip(paper_waits).all(|(a, b)| (a - b).abs() < 1e-9);
+        ok &= waits
+            .iter()
+            .zip(paper_waits)
+            .all(|(a, b)| (a - b).abs() < 1e-9);
         rows.push(vec![
             label.to_string(),
-            waits.iter().map(|w| format!("{w}")).collect::<Vec<_>>().join(", "),
-            paper_waits.iter().map(|w| format!("{w}")).collect::<Vec<_>>().join(", "),
+            waits
+                .iter()
+                .map(|w| format!("{w}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            paper_waits
+                .iter()
+                .map(|w| format!("{w}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             format!("{avg}"),
             paper.to_string(),
         ]);
@@ -59,13 +98,15 @@ pub fn ch2(cx: &Ctx) -> Result<Experiment> {
     }
     let (rel, r) = run_text(cx, "samih-ch2-lottery", &text)?;
     cmds.push(cmd_run(&rel));
-    let shares: Vec<String> = r.clients.iter().map(|c| format!("{:.2}%", c.share * 100.0)).collect();
-    // 100,000 lotteries: sd of a share ≤ √(0.25/100000) = 0.16 percentage points.
-    let lot_ok = r
+    let shares: Vec<String> = r
         .clients
         .iter()
-        .zip([8.0, 4.0, 9.0, 5.0])
-        .all(|(c, t)| (c.share - t / 26.0).abs() <= 3.0 * (t / 26.0 * (1.0 - t / 26.0) / 100_000.0f64).sqrt());
+        .map(|c| format!("{:.2}%", c.share * 100.0))
+        .collect();
+    // 100,000 lotteries: sd of a share ≤ √(0.25/100000) = 0.16 percentage points.
+    let lot_ok = r.clients.iter().zip([8.0, 4.0, 9.0, 5.0]).all(|(c, t)| {
+        (c.share - t / 26.0).abs() <= 3.0 * (t / 26.0 * (1.0 - t / 26.0) / 100_000.0f64).sqrt()
+    });
     rows.push(vec![
         "lottery 8:4:9:5 (Table 2.5), CPU share".into(),
         shares.join(", "),
@@ -91,13 +132,25 @@ are 1 ms for the non-preemptive policies and SRTF, so arrivals at 1, 2, 3 ms are
 
 pub fn twrs(cx: &Ctx) -> Result<Experiment> {
     // Digest 004 §2.5: per-process shares for A (1 thread), B (8), C (c threads).
-    let paper_twrs = [(10, [9.18, 44.90, 45.92]), (20, [7.45, 44.68, 47.87]), (30, [6.83, 44.60, 48.56]), (40, [6.52, 44.57, 48.91]), (50, [6.33, 44.54, 49.13])];
+    let paper_twrs = [
+        (10, [9.18, 44.90, 45.92]),
+        (20, [7.45, 44.68, 47.87]),
+        (30, [6.83, 44.60, 48.56]),
+        (40, [6.52, 44.57, 48.91]),
+        (50, [6.33, 44.54, 49.13]),
+    ];
     let mut rows = Vec::new();
     let mut cmds = Vec::new();
     let mut worst: f64 = 0.0;
     let mut lines = vec![
-        Line { name: "A under CFS".into(), points: vec![] },
-        Line { name: "A under TWRS".into(), points: vec![] },
+        Line {
+            name: "A under CFS".into(),
+            points: vec![],
+        },
+        Line {
+            name: "A under TWRS".into(),
+            points: vec![],
+        },
     ];
     for (c, twrs_paper) in paper_twrs {
         let threads = [1u64, 8, c];
@@ -111,30 +164,53 @@ pub fn twrs(cx: &Ctx) -> Result<Experiment> {
             );
             for (p, &k) in ["A", "B", "C"].iter().zip(&threads) {
                 let w = if mode { 1024 * (n - k) } else { 1024 };
-                text += &format!("[[client]]\nname = \"{p}\"\nprocess = \"{p}\"\ntickets = {w}\ncount = {k}\n\n");
+                text += &format!(
+                    "[[client]]\nname = \"{p}\"\nprocess = \"{p}\"\ntickets = {w}\ncount = {k}\n\n"
+                );
             }
-            let (rel, r) = run_text(cx, &format!("samih-s0-c{c}-{}", label.to_lowercase()), &text)?;
+            let (rel, r) = run_text(
+                cx,
+                &format!("samih-s0-c{c}-{}", label.to_lowercase()),
+                &text,
+            )?;
             if c == 10 {
                 cmds.push(cmd_run(&rel));
             }
             let mut sh = [0.0; 3];
             for cl in &r.clients {
-                let k = ["A", "B", "C"].iter().position(|p| *p == cl.process).unwrap_or(0);
+                let k = ["A", "B", "C"]
+                    .iter()
+                    .position(|p| *p == cl.process)
+                    .unwrap_or(0);
                 sh[k] += cl.share * 100.0;
             }
             out.push(sh);
         }
         let cfs_ideal = threads.map(|k| k as f64 / n as f64 * 100.0);
         for k in 0..3 {
-            worst = worst.max((out[1][k] - twrs_paper[k]).abs()).max((out[0][k] - cfs_ideal[k]).abs());
+            worst = worst
+                .max((out[1][k] - twrs_paper[k]).abs())
+                .max((out[0][k] - cfs_ideal[k]).abs());
         }
         lines[0].points.push((c as f64, out[0][0]));
         lines[1].points.push((c as f64, out[1][0]));
         let f = |v: [f64; 3]| format!("{:.2} / {:.2} / {:.2}", v[0], v[1], v[2]);
-        rows.push(vec![c.to_string(), f(cfs_ideal), f(out[0]), f(twrs_paper), f(out[1])]);
+        rows.push(vec![
+            c.to_string(),
+            f(cfs_ideal),
+            f(out[0]),
+            f(twrs_paper),
+            f(out[1]),
+        ]);
     }
     let stem = "plots/samih-twrs";
-    line_chart(&cx.path(stem), "Samih Ch. 3: share of the 1-thread process A (%)", "threads of process C", "share of A (%)", &lines)?;
+    line_chart(
+        &cx.path(stem),
+        "Samih Ch. 3: share of the 1-thread process A (%)",
+        "threads of process C",
+        "share of A (%)",
+        &lines,
+    )?;
     Ok(Experiment {
         id: "s-twrs".into(),
         title: "Samih Ch. 3: TWRS thread weights against CFS for the S0 groups".into(),
@@ -174,7 +250,11 @@ duration_s = 60\nsample_s = 1\n\n\
         rows.push(vec![
             bal.to_string(),
             format!("{:.3}", f[idx(&r, "T1")]),
-            f[1..].iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(", "),
+            f[1..]
+                .iter()
+                .map(|x| format!("{x:.3}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             r.migrations.to_string(),
         ]);
         frac.push(f);
@@ -182,7 +262,11 @@ duration_s = 60\nsample_s = 1\n\n\
     rows.push(vec![
         "GPS ideal (tix)".into(),
         format!("{:.3}", gps[0]),
-        gps[1..].iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(", "),
+        gps[1..]
+            .iter()
+            .map(|x| format!("{x:.3}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         "—".into(),
     ]);
     let err = |f: &Vec<f64>| f.iter().zip(&gps).map(|(a, b)| (a - b).abs()).sum::<f64>();
@@ -191,9 +275,22 @@ duration_s = 60\nsample_s = 1\n\n\
     let bars: Vec<Line> = ["CFS", "shuttle", "GPS"]
         .iter()
         .zip([&frac[0], &frac[1], &gps])
-        .map(|(n, f)| Line { name: n.to_string(), points: f.iter().enumerate().map(|(i, &x)| (i as f64 + 1.0, x)).collect() })
+        .map(|(n, f)| Line {
+            name: n.to_string(),
+            points: f
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| (i as f64 + 1.0, x))
+                .collect(),
+        })
         .collect();
-    line_chart(&cx.path(stem), "Samih Fig. 4.1: CPU per task (T1..T5) on 2 CPUs", "task", "CPUs used", &bars)?;
+    line_chart(
+        &cx.path(stem),
+        "Samih Fig. 4.1: CPU per task (T1..T5) on 2 CPUs",
+        "task",
+        "CPUs used",
+        &bars,
+    )?;
     Ok(Experiment {
         id: "s-shuttle".into(),
         title: "Samih Ch. 4: the shuttle process on 2 CPUs against CFS and GPS".into(),

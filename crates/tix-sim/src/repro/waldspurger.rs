@@ -42,7 +42,11 @@ pub fn fig4(cx: &Ctx) -> Result<Experiment> {
         let mut obs = Vec::new();
         for (k, line) in run_lines.iter_mut().enumerate() {
             let seed = 400 + ratio * 10 + k as u64;
-            let (rel, r) = run_text(cx, &format!("waldspurger-fig4-{ratio}to1-run{}", k + 1), &two_tasks(ratio, 60, seed, 60))?;
+            let (rel, r) = run_text(
+                cx,
+                &format!("waldspurger-fig4-{ratio}to1-run{}", k + 1),
+                &two_tasks(ratio, 60, seed, 60),
+            )?;
             if first.is_empty() {
                 first = rel;
             }
@@ -55,14 +59,21 @@ pub fn fig4(cx: &Ctx) -> Result<Experiment> {
         mean_line.push((ratio as f64, mean));
         rows.push(vec![
             format!("{ratio}:1"),
-            obs.iter().map(|o| format!("{o:.2}")).collect::<Vec<_>>().join(", "),
+            obs.iter()
+                .map(|o| format!("{o:.2}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             format!("{mean:.2}"),
         ]);
     }
     let (rel20, r20) = run_text(cx, "waldspurger-fig4-20to1", &two_tasks(20, 180, 420, 180))?;
     let o20 = r20.clients[0].service_ns as f64 / r20.clients[1].service_ns.max(1) as f64;
     worst_z = worst_z.max(z_small(&r20, 20).abs());
-    rows.push(vec!["20:1 (180 s)".into(), format!("{o20:.2}"), format!("{o20:.2}")]);
+    rows.push(vec![
+        "20:1 (180 s)".into(),
+        format!("{o20:.2}"),
+        format!("{o20:.2}"),
+    ]);
     let mut lines = vec![Line {
         name: "allocated (ideal)".into(),
         points: vec![(1.0, 1.0), (10.0, 10.0)],
@@ -78,7 +89,13 @@ pub fn fig4(cx: &Ctx) -> Result<Experiment> {
         points: mean_line,
     });
     let stem = "plots/waldspurger-fig4";
-    line_chart(&cx.path(stem), "Fig. 4: observed vs allocated ratio, 60 s runs", "allocated ratio", "observed ratio", &lines)?;
+    line_chart(
+        &cx.path(stem),
+        "Fig. 4: observed vs allocated ratio, 60 s runs",
+        "allocated ratio",
+        "observed ratio",
+        &lines,
+    )?;
     Ok(Experiment {
         id: "w-fig4".into(),
         title: "Waldspurger Fig. 4: relative rate accuracy".into(),
@@ -125,8 +142,14 @@ pub fn fig5(cx: &Ctx) -> Result<Experiment> {
         "time (s)",
         "fraction of the CPU",
         &[
-            Line { name: "A (200 tickets)".into(), points: a_pts },
-            Line { name: "B (100 tickets)".into(), points: b_pts },
+            Line {
+                name: "A (200 tickets)".into(),
+                points: a_pts,
+            },
+            Line {
+                name: "B (100 tickets)".into(),
+                points: b_pts,
+            },
         ],
     )?;
     let a = r.clients[0].service_ns as f64;
@@ -178,8 +201,11 @@ pub fn fig9(cx: &Ctx) -> Result<Experiment> {
     let (rel, r) = run_text(cx, "waldspurger-fig9", text)?;
     let half = 150_000_000_000u64;
     let end = r.duration_ns;
-    let s = |n: &str, t0: u64, t1: u64| service_at(&r, idx(&r, n), t1) - service_at(&r, idx(&r, n), t0);
-    let ab = |t0, t1| (s("A1", t0, t1) + s("A2", t0, t1)) / (s("B1", t0, t1) + s("B2", t0, t1) + s("B3", t0, t1));
+    let s =
+        |n: &str, t0: u64, t1: u64| service_at(&r, idx(&r, n), t1) - service_at(&r, idx(&r, n), t0);
+    let ab = |t0, t1| {
+        (s("A1", t0, t1) + s("A2", t0, t1)) / (s("B1", t0, t1) + s("B2", t0, t1) + s("B3", t0, t1))
+    };
     let (before, after) = (ab(0, half), ab(half, end));
     let b1 = s("B1", half, end) / s("B1", 0, half);
     let b2 = s("B2", half, end) / s("B2", 0, half);
@@ -193,7 +219,10 @@ pub fn fig9(cx: &Ctx) -> Result<Experiment> {
         "CPU time received (s)",
         &crate::plot::service_lines(&r),
     )?;
-    let ok = (0.9..=1.1).contains(&before) && (0.9..=1.1).contains(&after) && (0.4..=0.6).contains(&b1) && (0.4..=0.6).contains(&b2);
+    let ok = (0.9..=1.1).contains(&before)
+        && (0.9..=1.1).contains(&after)
+        && (0.4..=0.6).contains(&b1)
+        && (0.4..=0.6).contains(&b2);
     Ok(Experiment {
         id: "w-fig9".into(),
         title: "Waldspurger Fig. 9: load insulation with currencies".into(),
@@ -268,11 +297,18 @@ pub fn monte_carlo(cx: &Ctx) -> Result<Experiment> {
             l
         })
         .collect();
-    line_chart(&cx.path(stem), "Fig. 6: Monte-Carlo tasks, tickets ∝ error²", "time (s)", "cumulative trials", &lines)?;
+    line_chart(
+        &cx.path(stem),
+        "Fig. 6: Monte-Carlo tasks, tickets ∝ error²",
+        "time (s)",
+        "cumulative trials",
+        &lines,
+    )?;
     // Smallest/largest cumulative trials: 1 = fully converged.
     let spread_at = |r: &SimResult, t: u64| {
         let v: Vec<f64> = (0..3).map(|g| service_at(r, g, t)).collect();
-        v.iter().cloned().fold(f64::INFINITY, f64::min) / v.iter().cloned().fold(0.0, f64::max).max(1.0)
+        v.iter().cloned().fold(f64::INFINITY, f64::min)
+            / v.iter().cloned().fold(0.0, f64::max).max(1.0)
     };
     let mid = spread_at(&r, 300_000_000_000);
     let spread = spread_at(&r, r.duration_ns);
@@ -334,10 +370,23 @@ pub fn client_server(cx: &Ctx) -> Result<Experiment> {
     );
     let (rel, r) = run_text(cx, "waldspurger-fig7", &text)?;
     let w = w_ms as f64 * 1e6;
-    let (h, m, l) = (idx(&r, "server-H"), idx(&r, "server-M"), idx(&r, "server-L"));
-    let t_h = r.clients[h].turnaround_ns.map(|t| t as f64).unwrap_or(r.duration_ns as f64);
-    let done_at_h = ((service_at(&r, m, t_h as u64) / w).floor(), (service_at(&r, l, t_h as u64) / w).floor());
-    let total = ((r.clients[m].service_ns as f64 / w).floor(), (r.clients[l].service_ns as f64 / w).floor());
+    let (h, m, l) = (
+        idx(&r, "server-H"),
+        idx(&r, "server-M"),
+        idx(&r, "server-L"),
+    );
+    let t_h = r.clients[h]
+        .turnaround_ns
+        .map(|t| t as f64)
+        .unwrap_or(r.duration_ns as f64);
+    let done_at_h = (
+        (service_at(&r, m, t_h as u64) / w).floor(),
+        (service_at(&r, l, t_h as u64) / w).floor(),
+    );
+    let total = (
+        (r.clients[m].service_ns as f64 / w).floor(),
+        (r.clients[l].service_ns as f64 / w).floor(),
+    );
     // Mean response of the queries completed within [t0, t1).
     let resp = |g: usize, t0: f64, t1: f64| -> f64 {
         let mut v = Vec::new();
@@ -350,7 +399,11 @@ pub fn client_server(cx: &Ctx) -> Result<Experiment> {
             prev = t;
             k += 1.0;
         }
-        if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 / 1e9 }
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64 / 1e9
+        }
     };
     let (rh, rm, rl) = (resp(h, 0.0, t_h), resp(m, 0.0, t_h), resp(l, 0.0, t_h));
     let (rm2, rl2) = (resp(m, t_h, f64::MAX), resp(l, t_h, f64::MAX));
@@ -368,8 +421,15 @@ pub fn client_server(cx: &Ctx) -> Result<Experiment> {
                 .collect(),
         })
         .collect();
-    line_chart(&cx.path(stem), "Fig. 7: queries completed (8:3:1 via ticket transfers)", "time (s)", "queries", &lines)?;
-    let ok = (done_at_h.0 + done_at_h.1 - 10.0).abs() <= 2.0 && (rm / rh * 3.0 / 8.0 - 1.0).abs() < 0.25;
+    line_chart(
+        &cx.path(stem),
+        "Fig. 7: queries completed (8:3:1 via ticket transfers)",
+        "time (s)",
+        "queries",
+        &lines,
+    )?;
+    let ok =
+        (done_at_h.0 + done_at_h.1 - 10.0).abs() <= 2.0 && (rm / rh * 3.0 / 8.0 - 1.0).abs() < 0.25;
     Ok(Experiment {
         id: "w-fig7".into(),
         title: "Waldspurger Fig. 7: client-server with ticket transfers (8:3:1)".into(),
@@ -408,6 +468,11 @@ hold 0 tickets of their own. Response = time between successive completions of o
 }
 
 pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
-    Ok(vec![fig4(cx)?, fig5(cx)?, monte_carlo(cx)?, client_server(cx)?, fig9(cx)?])
+    Ok(vec![
+        fig4(cx)?,
+        fig5(cx)?,
+        monte_carlo(cx)?,
+        client_server(cx)?,
+        fig9(cx)?,
+    ])
 }
-

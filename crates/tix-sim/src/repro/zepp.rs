@@ -47,7 +47,11 @@ fn progress_lines(r: &SimResult) -> Vec<Line> {
 /// P2 needs k = 1000·unit/quantum wins; P1's wins before that have mean
 /// k(1−p)/p and variance k(1−p)/p² for P2's odds p.
 fn rre(cx: &Ctx, ratio: u64, seed: u64) -> Result<(String, SimResult, f64, f64, f64)> {
-    let (rel, r) = run_text(cx, &format!("zepp-rre-{ratio}to1"), &rre_text(200, 200 * ratio, seed, 500, 200))?;
+    let (rel, r) = run_text(
+        cx,
+        &format!("zepp-rre-{ratio}to1"),
+        &rre_text(200, 200 * ratio, seed, 500, 200),
+    )?;
     let t2 = r.clients[1].turnaround_ns.unwrap_or(r.duration_ns);
     let p1 = units(service_at(&r, 0, t2));
     let k = (1000 * UNIT_MS) as f64 / QUANTUM_MS as f64;
@@ -62,7 +66,13 @@ pub fn rre_exp(cx: &Ctx) -> Result<Experiment> {
     let (rel4, r4, p4, m4, s4) = rre(cx, 4, 52)?;
     let (rel3, _r3, p3, m3, s3) = rre(cx, 3, 53)?;
     let stem = "plots/zepp-rre-4to1";
-    line_chart(&cx.path(stem), "Zepp Fig. 19: 4:1 (200 vs 800 tickets)", "time (s)", "work units done", &progress_lines(&r4))?;
+    line_chart(
+        &cx.path(stem),
+        "Zepp Fig. 19: 4:1 (200 vs 800 tickets)",
+        "time (s)",
+        "work units done",
+        &progress_lines(&r4),
+    )?;
     let ok = (p4 - m4).abs() <= 3.0 * s4 && (p3 - m3).abs() <= 3.0 * s3;
     Ok(Experiment {
         id: "z-rre".into(),
@@ -95,7 +105,10 @@ impl Controller for HalfwayChange {
     fn at_sample(&mut self, _now: u64, s: &[u64]) -> Vec<Action> {
         if !self.done && s[1] >= 500 * UNIT_MS * 1_000_000 {
             self.done = true;
-            return vec![Action::Tickets { client: 1, tickets: 200 }];
+            return vec![Action::Tickets {
+                client: 1,
+                tickets: 200,
+            }];
         }
         Vec::new()
     }
@@ -103,18 +116,30 @@ impl Controller for HalfwayChange {
 
 pub fn change_exp(cx: &Ctx) -> Result<Experiment> {
     let text = rre_text(200, 800, 23, 100, 200);
-    let (rel, r) = run_text_with(cx, "zepp-change-800to200", &text, Box::new(HalfwayChange { done: false }))?;
+    let (rel, r) = run_text_with(
+        cx,
+        "zepp-change-800to200",
+        &text,
+        Box::new(HalfwayChange { done: false }),
+    )?;
     let half = time_reaching(&r, 1, (500 * UNIT_MS) as f64 * 1e6).unwrap_or(0.0) as u64;
     let end = r.clients[0]
         .turnaround_ns
         .unwrap_or(r.duration_ns)
         .min(r.clients[1].turnaround_ns.unwrap_or(r.duration_ns));
     let ratio = |t0: u64, t1: u64| {
-        (service_at(&r, 1, t1) - service_at(&r, 1, t0)) / (service_at(&r, 0, t1) - service_at(&r, 0, t0)).max(1.0)
+        (service_at(&r, 1, t1) - service_at(&r, 1, t0))
+            / (service_at(&r, 0, t1) - service_at(&r, 0, t0)).max(1.0)
     };
     let (before, after) = (ratio(0, half), ratio(half, end));
     let stem = "plots/zepp-change";
-    line_chart(&cx.path(stem), "Zepp Fig. 23: P2's tickets 800 → 200 at half its work", "time (s)", "work units done", &progress_lines(&r))?;
+    line_chart(
+        &cx.path(stem),
+        "Zepp Fig. 23: P2's tickets 800 → 200 at half its work",
+        "time (s)",
+        "work units done",
+        &progress_lines(&r),
+    )?;
     Ok(Experiment {
         id: "z-change".into(),
         title: "Zepp §5.2: ticket change 800 → 200 midway".into(),
@@ -141,8 +166,8 @@ pub fn wobble_exp(cx: &Ctx) -> Result<Experiment> {
     let ts = &r.series.t_ns;
     let mut shares = Vec::new();
     let t_end = r.clients[1].turnaround_ns.unwrap_or(r.duration_ns);
-    for k in 1..ts.len() {
-        if ts[k] > t_end {
+    for (k, &t) in ts.iter().enumerate().skip(1) {
+        if t > t_end {
             break;
         }
         let a = (r.series.service_ns[1][k] - r.series.service_ns[1][k - 1]) as f64;
@@ -160,13 +185,26 @@ pub fn wobble_exp(cx: &Ctx) -> Result<Experiment> {
     let lo = shares.iter().cloned().fold(1.0, f64::min);
     let hi = shares.iter().cloned().fold(0.0, f64::max);
     let stem = "plots/zepp-wobble";
-    let pts: Vec<(f64, f64)> = shares.iter().enumerate().map(|(i, s)| (i as f64 + 1.0, s / (1.0 - s).max(1e-9))).collect();
+    let pts: Vec<(f64, f64)> = shares
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i as f64 + 1.0, s / (1.0 - s).max(1e-9)))
+        .collect();
     line_chart(
         &cx.path(stem),
         "Zepp Figs. 24–27: short-term wobble, P2:P1 per 1 s window (4:1)",
         "time (s)",
         "P2:P1 in the window",
-        &[Line { name: "observed".into(), points: pts.clone() }, Line { name: "allocated 4:1".into(), points: pts.iter().map(|p| (p.0, 4.0)).collect() }],
+        &[
+            Line {
+                name: "observed".into(),
+                points: pts.clone(),
+            },
+            Line {
+                name: "allocated 4:1".into(),
+                points: pts.iter().map(|p| (p.0, 4.0)).collect(),
+            },
+        ],
     )?;
     Ok(Experiment {
         id: "z-wobble".into(),
@@ -210,21 +248,37 @@ pub fn insulation_exp(cx: &Ctx) -> Result<Experiment> {
             );
             let (rel, r) = run_text(cx, &format!("zepp-users-1v{n}-{algo}"), &text)?;
             let tb = r.clients[0].turnaround_ns.unwrap_or(r.duration_ns);
-            let paul: Vec<f64> = (1..r.clients.len()).map(|g| units(service_at(&r, g, tb))).collect();
+            let paul: Vec<f64> = (1..r.clients.len())
+                .map(|g| units(service_at(&r, g, tb)))
+                .collect();
             let mean = paul.iter().sum::<f64>() / paul.len() as f64;
-            let expect = if algo == "lottery" { 1000.0 / n as f64 } else { 1000.0 };
+            let expect = if algo == "lottery" {
+                1000.0 / n as f64
+            } else {
+                1000.0
+            };
             if algo == "lottery" {
                 ok &= (mean / expect - 1.0).abs() < 0.15;
                 if n == 10 {
                     let stem = "plots/zepp-users-1v10";
-                    line_chart(&cx.path(stem), "Zepp Fig. 33: bill (1 process) vs paul (10), lottery", "time (s)", "work units done", &progress_lines(&r))?;
+                    line_chart(
+                        &cx.path(stem),
+                        "Zepp Fig. 33: bill (1 process) vs paul (10), lottery",
+                        "time (s)",
+                        "work units done",
+                        &progress_lines(&r),
+                    )?;
                     plots.push(format!("{stem}.svg"));
                 }
                 cmds.push(cmd_run(&rel));
             }
             rows.push(vec![
                 format!("1 vs {n}"),
-                if algo == "rr" { "rr (per-process, like stock Linux)".into() } else { "lottery (users)".into() },
+                if algo == "rr" {
+                    "rr (per-process, like stock Linux)".into()
+                } else {
+                    "lottery (users)".into()
+                },
                 format!("{:.2} s", tb as f64 / 1e9),
                 format!("{mean:.1}"),
                 format!("{expect:.1}"),
@@ -304,5 +358,11 @@ slices. Without compensation it waits for a lottery win after every wake.".into(
 }
 
 pub fn run(cx: &Ctx) -> Result<Vec<Experiment>> {
-    Ok(vec![rre_exp(cx)?, change_exp(cx)?, wobble_exp(cx)?, insulation_exp(cx)?, io_exp(cx)?])
+    Ok(vec![
+        rre_exp(cx)?,
+        change_exp(cx)?,
+        wobble_exp(cx)?,
+        insulation_exp(cx)?,
+        io_exp(cx)?,
+    ])
 }
