@@ -72,6 +72,18 @@ impl Eevdf {
         self.sum_wv += sign * w * (self.q.start[id] - self.v0);
     }
 
+    /// Take a client out of the average. When the last one goes, V is
+    /// pinned where it was, so later joins and wakes are placed against
+    /// the virtual time the clients left at.
+    fn unaccount(&mut self, id: ClientId) {
+        let v = self.avg_vruntime();
+        self.account(id, -1);
+        if self.sum_w == 0 {
+            self.v0 = v;
+            self.sum_wv = 0;
+        }
+    }
+
     fn rebase(&mut self) {
         // Keep v − v0 small so w·(v − v0) never nears i128's range.
         let v = self.avg_vruntime();
@@ -111,7 +123,7 @@ impl Scheduler for Eevdf {
     }
     fn leave(&mut self, id: ClientId) -> Result<()> {
         if self.roster.leave(id)? {
-            self.account(id, -1);
+            self.unaccount(id);
             self.q.remove(id);
         }
         Ok(())
@@ -142,7 +154,7 @@ impl Scheduler for Eevdf {
         let limit = vdelta(2 * self.roster.quantum_ns, w);
         let lag = (self.avg_vruntime() - self.q.start[id]).clamp(-limit, limit);
         self.saved[id] = (lag, self.q.finish[id] - self.q.start[id]);
-        self.account(id, -1);
+        self.unaccount(id);
         self.q.remove(id);
         self.rebase();
         Ok(())
@@ -179,8 +191,9 @@ impl Scheduler for Eevdf {
         if self.q.start[id] >= self.q.finish[id] {
             self.q.finish[id] = self.q.start[id] + vdelta(self.roster.quantum_ns, w);
         }
-        self.q.insert(id, false);
         self.rebase();
+        let v = self.avg_vruntime();
+        self.q.requeue(id, v);
         Ok(())
     }
 }

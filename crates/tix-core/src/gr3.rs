@@ -21,11 +21,13 @@
 //!   C_TOTAL and C_G then add exactly C_A, keeping the sums consistent.
 //!   Eq. 16 (ratio of a new group) is C_G/S_next, or 1 if it is last.
 //! * "Has run in this cycle" is a per-client cycle stamp.
-//! * The intergroup decision is taken at charge time. Because nothing may
-//!   change between pick and charge, a later insert/remove always sees the
-//!   decision already made from the pre-change order: the paper's rule for a
-//!   current group that moves. If the group chosen to run next is emptied,
-//!   its successor in the old order (or the head) is chosen instead.
+//! * The intergroup decision is taken at charge time, so an insert/remove
+//!   between a charge and the next pick sees the decision already made from
+//!   the pre-change order: the paper's rule for a current group that moves.
+//!   (Changes to *other* clients while one is in service are allowed by the
+//!   protocol; the decision at its charge then uses the new order, a small
+//!   departure.) If the group chosen to run next is emptied, its successor
+//!   in the old order (or the head) is chosen instead.
 //! * Guard: if the chosen group has no counter left, or no member passes
 //!   eq. 5 within two rounds (only possible after dynamic changes), the next
 //!   group / member with counter left is used and `guard_hits` counts it.

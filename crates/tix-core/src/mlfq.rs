@@ -3,16 +3,23 @@
 //! 8 ms with q = 4 ms), then FCFS. A client that uses its whole slice drops
 //! a level; one that runs short (yields) goes to the tail of its level.
 //! Aging, which the thesis leaves unspecified, is a periodic priority boost:
-//! every [`BOOST_QUANTA`] quanta of charged time all clients return to the
-//! top level, so nobody starves. Weights are ignored.
+//! every [`boost_period_quanta`] quanta of charged time all clients return
+//! to the top level, so nobody starves. The period grows with the number of
+//! runnable clients (at least 4 quanta each) so the O(n) boost stays O(1)
+//! amortised per pick. Weights are ignored.
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use std::collections::VecDeque;
 
-/// Quanta of charged time between two priority boosts.
+/// Fewest quanta of charged time between two priority boosts.
 pub const BOOST_QUANTA: u64 = 32;
+
+/// Quanta between two priority boosts with `runnable` clients.
+pub fn boost_period_quanta(runnable: usize) -> u64 {
+    BOOST_QUANTA.max(4 * runnable as u64)
+}
 const LEVELS: usize = 3;
 
 /// MLFQ scheduler.
@@ -125,7 +132,8 @@ impl Scheduler for Mlfq {
             self.queues[l].push_back(id);
         }
         self.since_boost = self.since_boost.saturating_add(used_ns);
-        if self.since_boost >= BOOST_QUANTA.saturating_mul(self.roster.quantum_ns) {
+        let period = boost_period_quanta(self.roster.runnable);
+        if self.since_boost >= period.saturating_mul(self.roster.quantum_ns) {
             self.boost();
         }
         Ok(())

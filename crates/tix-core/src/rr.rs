@@ -69,7 +69,9 @@ impl Scheduler for RoundRobin {
         self.roster.charge(id)?;
         // A client that used less than its quantum still goes to the tail:
         // Samih's RR releases the CPU voluntarily and rejoins the queue.
-        self.queue.rotate_left(1.min(self.queue.len()));
+        if let Some(head) = self.queue.pop_front() {
+            self.queue.push_back(head);
+        }
         Ok(())
     }
 }

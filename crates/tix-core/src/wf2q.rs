@@ -48,6 +48,20 @@ impl EligibleQueue {
         self.compact();
     }
 
+    /// Re-queue a client that was just taken (after its charge): straight
+    /// into the eligible heap if start ≤ v, saving a move at the next pick.
+    pub fn requeue(&mut self, id: ClientId, v: i128) {
+        self.gen[id] = self.gen[id].wrapping_add(1);
+        self.live += 1;
+        let g = self.gen[id];
+        if self.start[id] <= v {
+            self.eligible.push(Reverse((self.finish[id], id, g)));
+        } else {
+            self.ineligible.push(Reverse((self.start[id], id, g)));
+        }
+        self.compact();
+    }
+
     pub fn remove(&mut self, id: ClientId) {
         self.gen[id] = self.gen[id].wrapping_add(1);
         self.live -= 1;
@@ -211,7 +225,7 @@ impl Scheduler for Wf2qPlus {
             (((used_ns as u128) << crate::wfq::VT_SHIFT) / self.total_weight.max(1)) as i128;
         self.q.start[id] += vt_delta(used_ns, w) as i128;
         self.set_finish(id);
-        self.q.insert(id, false);
+        self.q.requeue(id, self.vtime);
         Ok(())
     }
 }

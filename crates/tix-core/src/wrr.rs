@@ -87,7 +87,9 @@ impl Scheduler for WeightedRoundRobin {
         // Counted in quanta, as the paper's WRR: a short run uses one up.
         self.left = self.left.saturating_sub(1);
         if self.left == 0 {
-            self.queue.rotate_left(1);
+            if let Some(head) = self.queue.pop_front() {
+                self.queue.push_back(head);
+            }
         }
         Ok(())
     }

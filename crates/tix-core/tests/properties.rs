@@ -278,7 +278,7 @@ proptest! {
 ///   client, and that gap is ≤ 2q/w_i after a wake or reweight (the
 ///   place/clamp rules bound a client's distance from the system virtual
 ///   time by two slices);
-/// * mlfq: a boost every BOOST_QUANTA quanta puts everyone back in the
+/// * mlfq: a boost every boost_period_quanta(n) quanta puts everyone back in the
 ///   round-robin top level, where each client runs within n picks.
 ///
 /// FCFS, SJF and SRTF are excluded (they let a client that never blocks
@@ -290,7 +290,7 @@ fn service_bound(algo: &str, n: u64, w: u64) -> u64 {
         "wrr" => w,
         "gr3" | "vtrr" | "srr" => 2 * w,
         "stride" | "wfq" | "wf2q" | "eevdf" => n + 2 * w,
-        "mlfq" => tix_core::mlfq::BOOST_QUANTA + n,
+        "mlfq" => tix_core::mlfq::boost_period_quanta(n as usize) + n,
         _ => unreachable!(),
     }
 }
