@@ -69,6 +69,12 @@ daemon=""
 hogs=""
 fail() {
     echo "demo: error: $*"
+    if [ -n "$daemon" ]; then
+        if kill -0 "$daemon" 2>/dev/null; then echo "demo: scx_tix (pid $daemon) is still running"; else
+            wait "$daemon"
+            echo "demo: scx_tix exited with status $?"
+        fi
+    fi
     if [ -s "$log" ]; then echo "demo: scx_tix output (last 20 lines):"; tail -n 20 "$log"; fi
     [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null
     stop $hogs
@@ -95,13 +101,13 @@ measure() {
     echo "$out" | awk -v label="$1" -v w="$2 $3 $4" -v unit="$5" '
         BEGIN { split(w, W, " "); for (i = 1; i <= 3; i++) sw += W[i] }
         { i = NR; e = W[i] / sw; m = $3
-          printf "| %-17s | hog %d | %-13s | %8.3f | %8.3f | %6.3f |\n", label, i, W[i] " " unit, e, m, m / e }
+          printf "| %-17s | hog %d | %-13s | %8.3f | %8.3f | %8.3f |\n", label, i, W[i] " " unit, e, m, m / e }
     ' >>"$table"
 }
 
 scx_tix --policy lottery >"$log" 2>&1 &
 daemon=$!
-wait_state enabled 10000 || fail "scx_tix did not attach within 10 s (state $(sched_state))"
+wait_state enabled 300000 || fail "scx_tix did not attach within 300 s (state $(sched_state))"
 i=0
 until tix status >/dev/null 2>&1; do
     i=$((i + 1))
@@ -150,7 +156,7 @@ if [ "$mode" = native ]; then
     PATH="$target/release:$PATH" TIX_LIB="$repo/vm/guest/lib.sh" DEMO_SECS=$secs sh -c "$guest"
 else
     echo "demo: this kernel has no sched_ext or we are not root: running in the VM" >&2
-    exec "$repo/vm/run.sh" --cpus 2 --timeout $((3 * secs + 240)) \
+    exec "$repo/vm/run.sh" --cpus 2 --timeout $((3 * secs + 900)) \
         --add "$target/release/scx_tix" --add "$target/release/tix" -- "DEMO_SECS=$secs
 $guest"
 fi

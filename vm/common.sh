@@ -3,6 +3,7 @@
 # One cache folder holds the private apt state, the fetched kernel and the
 # built initramfs, so the host's own apt configuration is never touched.
 
+# shellcheck disable=SC2034 # used by the scripts that source this file
 TIX_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # /var/cache/tix-vm needs root; an unprivileged developer falls back to

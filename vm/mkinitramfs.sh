@@ -68,6 +68,7 @@ done
 key=$(
     {
         cat "$0" "$TIX_VM_DIR/common.sh"
+        echo "strip=${TIX_VM_STRIP:-1}"
         find "$TIX_VM_DIR/guest" -type f -exec sha256sum {} + 2>/dev/null | sort
         stat -L -c '%n %s %Y' "$busybox" "${tools[@]}"
         for i in ${add_host[@]+"${!add_host[@]}"}; do
@@ -128,7 +129,14 @@ for i in ${add_host[@]+"${!add_host[@]}"}; do
     else
         rm -f "$root$g"
         cp -L "$h" "$root$g"
-        is_elf "$h" && copy_libs "$h"
+        if is_elf "$h"; then
+            copy_libs "$h"
+            # Debug info (half of a release build here) only slows the boot's
+            # unpacking; symbols stay for backtraces. TIX_VM_STRIP=0 keeps it.
+            if [ "${TIX_VM_STRIP:-1}" != 0 ] && command -v strip >/dev/null; then
+                strip --strip-debug "$root$g" 2>/dev/null || true
+            fi
+        fi
         if [ -x "$h" ] && [ "$(dirname "$g")" != /usr/local/bin ]; then
             ln -sf "$g" "$root/usr/local/bin/$(basename "$g")"
         fi

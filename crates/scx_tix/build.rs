@@ -14,10 +14,12 @@ fn main() {
     cc::Build::new()
         .file("src/bpf/rules_host.c")
         .file("src/bpf/model_host.c")
+        .file("src/bpf/rules_host_bounded.c")
         .include("src/bpf")
         .warnings(true)
         .compile("tix_rules_host");
     println!("cargo:rerun-if-changed=src/bpf/rules_host.c");
     println!("cargo:rerun-if-changed=src/bpf/model_host.c");
+    println!("cargo:rerun-if-changed=src/bpf/rules_host_bounded.c");
     println!("cargo:rerun-if-changed=src/bpf/rules.h");
 }

@@ -61,7 +61,7 @@ while [ $# -gt 0 ]; do
 done
 hogs=${hogs:-$cpus}
 # Budget: ~8 s per messaging run under TCG at the defaults, plus latency and boot.
-timeout_s=${timeout_s:-$((3 * (reps * groups * loops / 10 + secs + 20) + 300))}
+timeout_s=${timeout_s:-$((3 * (reps * groups * loops / 10 + secs + 20) + 1200))}
 
 target=${CARGO_TARGET_DIR:-$repo/target}
 if [ "$build" = 1 ]; then
@@ -81,7 +81,14 @@ daemon=""
 hogs=""
 fail() {
     echo "bench: error: $*"
+    if [ -n "$daemon" ]; then
+        if kill -0 "$daemon" 2>/dev/null; then echo "bench: scx_tix (pid $daemon) is still running"; else
+            wait "$daemon"
+            echo "bench: scx_tix exited with status $?"
+        fi
+    fi
     if [ -s "$log" ]; then echo "bench: scx_tix output (last 20 lines):"; tail -n 20 "$log"; fi
+    if [ -s "$res" ]; then echo "bench: measured before the error (label, messaging s, wake-up mean/p99 us, samples):"; sed 's/^/bench:   /' "$res"; fi
     [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null
     stop $hogs
     exit 1
@@ -117,7 +124,7 @@ bench default
 for policy in lottery stride; do
     scx_tix --policy "$policy" >"$log" 2>&1 &
     daemon=$!
-    wait_state enabled 10000 || fail "scx_tix --policy $policy did not attach within 10 s"
+    wait_state enabled 300000 || fail "scx_tix --policy $policy did not attach within 300 s"
     echo "bench: scx_tix $policy attached ($(ops_name))"
     bench "scx_tix-$policy"
     [ "$(sched_state)" = enabled ] || fail "scx_tix $policy was ejected during the benchmark"

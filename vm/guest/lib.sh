@@ -7,7 +7,7 @@
 TIX_PASS=0
 TIX_FAIL=0
 TIX_N=0
-TIX_SCX=/sys/kernel/sched_ext
+TIX_SCX=${TIX_SCX:-/sys/kernel/sched_ext}
 
 # hog CPU [USER]: start a busy loop pinned to CPU ("any": unpinned), as USER if given; prints its pid.
 hog() {

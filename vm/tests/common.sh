@@ -8,7 +8,7 @@ tix_start() {
     : >"$TIX_LOG"
     scx_tix "$@" >>"$TIX_LOG" 2>&1 &
     TIX_DPID=$!
-    wait_state enabled 10000 || { diag "scx_tix did not attach:"; tail -5 "$TIX_LOG" | sed 's/^/#   /'; return 1; }
+    wait_state enabled 180000 || { diag "scx_tix did not attach:"; tail -5 "$TIX_LOG" | sed 's/^/#   /'; return 1; }
     _i=0
     while ! tix status >/dev/null 2>&1; do
         _i=$((_i + 1))

@@ -27,6 +27,12 @@ while [ $# -gt 0 ]; do
 done
 target=${CARGO_TARGET_DIR:-$repo/target}
 export BPF_CLANG=${BPF_CLANG:-clang-19}
+# One TCG thread for all vCPUs: with multi-threaded TCG a vCPU can run a
+# stale translation of kernel text that another vCPU just live-patched
+# (static keys flip when a sched_ext scheduler attaches), and the guest
+# dies with "Oops: int3" in task_should_scx during fork. Seen here on the
+# second attach of a boot; single-threaded TCG has no such window.
+export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 if [ "${TIX_SKIP_BUILD:-0}" != 1 ]; then
     (cd "$repo" && cargo build --release -p scx_tix -p tix)
 fi

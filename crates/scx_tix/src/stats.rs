@@ -83,8 +83,11 @@ mod tests {
 
     #[test]
     fn own_process_is_runnable() {
-        // The test thread is running while it reads its own stat.
-        assert!(is_runnable(std::process::id()));
+        // The test thread is running while it reads its own stat (by tid:
+        // /proc/TID/stat is the thread's; the process's main thread sleeps).
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() } as u32;
+        assert!(is_runnable(tid));
         assert!(!is_runnable(u32::MAX));
     }
 }

@@ -72,10 +72,15 @@ fn stride_model_follows_tix_core_step_by_step() {
                     unsafe { tix_m_enqueue(id as i32, 0) };
                 }
             }
-            // Wake some sleepers, in id order (equal passes then leave the
-            // DSQ in the same order as tix-core's join-order tie break).
-            for i in 0..n {
-                if blocked[i] && m.next() % 3 == 0 {
+            // Wake at most one sleeper, and only when no queued task sits at
+            // the virtual time: a woken task then has a key nobody shares.
+            // (Equal keys leave a vtime DSQ in insertion order but tix-core
+            // in join order; both are valid stride, so ties are avoided
+            // rather than compared.)
+            let vt = core.global_pass();
+            let tie = (0..n).any(|i| !blocked[i] && core.pass(i).unwrap() == vt);
+            if !tie && m.next() % 2 == 0 {
+                if let Some(i) = (0..n).find(|&i| blocked[i] && m.next() % 2 == 0) {
                     core.wake(i).unwrap();
                     blocked[i] = false;
                     unsafe { tix_m_enqueue(i as i32, 0) };

@@ -69,7 +69,7 @@ fn race_delta_sweep() {
         let e = if m.next() % 2 == 0 { m.next() % 1_500_000 } else { m.spread() };
         let v = m.spread();
         let slice = if m.next() % 2 == 0 { 4_000_000 } else { m.spread() };
-        let used = if m.next() % 2 == 0 { m.next() % (slice.max(1) * 2) } else { m.spread() };
+        let used = if m.next() % 2 == 0 { m.next() % slice.max(1).saturating_mul(2) } else { m.spread() };
         for comp in [false, true] {
             assert_eq!(
                 c_delta(e, v, used, slice, comp),
@@ -143,5 +143,49 @@ proptest! {
         prop_assert_eq!(c_delta(e, v, used, slice, true), race::race_delta(e, v, used, slice, true));
         prop_assert_eq!(c_value(b, t, v, prt), zepp::task_value(b, t, v, prt));
         prop_assert_eq!(c_pass(used, v), stride::pass_delta(used, v));
+    }
+}
+
+extern "C" {
+    fn tix_cb_neg_ln_q16(u: u32) -> u64;
+    fn tix_cb_race_delta(e: u64, v: u64, used: u64, slice: u64, comp: i32) -> u64;
+    fn tix_cb_task_value(base: u64, tickets: u64, urt: u64, prt: u64) -> u64;
+    fn tix_cb_pass_delta(used: u64, value: u64) -> u64;
+}
+
+/// The variant the BPF program compiles (dividends above 2^64 saturate)
+/// equals tix-core on every input the scheduler can form: E from
+/// neg_ln_q16, values up to 2^32, base and tickets up to 10^4, used below
+/// 2^48 ns, slices up to 1 s.
+#[test]
+fn bounded_bpf_variant_matches_core_on_the_kernel_domain() {
+    let mut m = Mix(5);
+    for _ in 0..200_000 {
+        let u = m.next() as u32;
+        // SAFETY: pure C functions of integers.
+        unsafe {
+            assert_eq!(tix_cb_neg_ln_q16(u), race::neg_ln_q16(u));
+            let e = tix_cb_neg_ln_q16(u);
+            let v = 1 + m.next() % (1 << 32);
+            let slice = 100_000 + m.next() % 1_000_000_000;
+            let used = m.next() % (slice * 2);
+            for comp in [false, true] {
+                assert_eq!(
+                    tix_cb_race_delta(e, v, used, slice, comp as i32),
+                    race::race_delta(e, v, used, slice, comp)
+                );
+            }
+            let (b, t) = (100 + m.next() % 9_901, 1 + m.next() % 10_000);
+            let (urt, prt) = (m.next() % 10_000_000, m.next() % 1_000);
+            assert_eq!(tix_cb_task_value(b, t, urt, prt), zepp::task_value(b, t, urt, prt));
+            let used = m.next() % (1 << 48);
+            assert_eq!(tix_cb_pass_delta(used, v), stride::pass_delta(used, v));
+        }
+    }
+    // Outside the domain it saturates rather than wrapping.
+    // SAFETY: pure C functions of integers.
+    unsafe {
+        assert_eq!(tix_cb_pass_delta(u64::MAX, 1), u64::MAX);
+        assert_eq!(tix_cb_task_value(u64::MAX, u64::MAX, 1, 1), u64::MAX);
     }
 }

@@ -25,6 +25,7 @@ use crate::rng::WorkRng;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use tix_core::currency::{Ledger, TicketId, BASE};
 use tix_core::{ClientId, PolicyOptions, Scheduler};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -187,6 +188,12 @@ pub struct Engine {
     series: Series,
     shuttle: Option<(usize, usize)>,
     controller: Option<Box<dyn Controller>>,
+    /// Waldspurger's currencies (tix-core's ledger) when the system has any.
+    ledger: Option<Ledger>,
+    /// Per client: its ticket in the ledger (None: holds none).
+    ticket: Vec<Option<TicketId>>,
+    /// Per currency spec: its ledger id and backing ticket.
+    backing: Vec<(usize, TicketId)>,
 }
 
 impl Engine {
@@ -298,8 +305,12 @@ impl Engine {
             },
             shuttle: None,
             controller: None,
+            ledger: None,
+            ticket: vec![None; n],
+            backing: Vec::new(),
             sys,
         };
+        e.build_ledger()?;
         for g in 0..n {
             let at = e.sys.clients[g].arrive_ns;
             e.push(at, Ev::Arrive(g));
@@ -317,6 +328,45 @@ impl Engine {
             e.push(b, Ev::Balance);
         }
         Ok(e)
+    }
+
+    /// Currencies: each backed by one ticket of its parent; each client a
+    /// ledger holder (blocked until it arrives) with one ticket, ledger
+    /// holder id = client index.
+    fn build_ledger(&mut self) -> Result<()> {
+        if self.sys.currencies.is_empty() {
+            return Ok(());
+        }
+        let mut l = Ledger::new();
+        for (i, c) in self.sys.currencies.iter().enumerate() {
+            let id = l.create_currency(&c.name)?;
+            let parent = match c.from {
+                None => BASE,
+                Some(p) if p < i => self.backing[p].0,
+                Some(_) => {
+                    return Err(SimError::Invalid(format!(
+                        "currency {}: backed by a later currency",
+                        c.name
+                    )))
+                }
+            };
+            let t = l.issue(parent, c.amount)?;
+            l.fund(id, t)?;
+            self.backing.push((id, t));
+        }
+        for g in 0..self.cl.len() {
+            let h = l.new_client();
+            l.block(h)?;
+            let s = &self.sys.clients[g];
+            if s.tickets > 0 {
+                let cur = s.currency.map(|c| self.backing[c].0).unwrap_or(BASE);
+                let t = l.issue(cur, s.tickets)?;
+                l.give(h, t)?;
+                self.ticket[g] = Some(t);
+            }
+        }
+        self.ledger = Some(l);
+        Ok(())
     }
 
     /// Attach a controller (called at every sample).
@@ -340,6 +390,11 @@ impl Engine {
     /// The client's weight from its tickets (Zepp's v = b·p/t with users,
     /// its process tickets without); 0 = nothing to compete with.
     fn value(&self, g: usize) -> u64 {
+        if let Some(l) = &self.ledger {
+            // Base units scaled by 1000 so fractional values keep 3 digits.
+            let v = l.client_value(g).unwrap_or(0.0);
+            return ((v * 1000.0).round() as u64).min(tix_core::MAX_WEIGHT);
+        }
         let p = self.proc_of[g];
         let tickets = self.proc_tickets[p];
         if tickets == 0 {
@@ -405,6 +460,15 @@ impl Engine {
 
     /// Re-sync every client whose value may change when g's state does.
     fn resync_around(&mut self, g: usize) -> Result<()> {
+        if self.ledger.is_some() {
+            // Activation can change any currency's value: resync everyone.
+            for m in 0..self.cl.len() {
+                if self.cl[m].st == St::Ready || m == g {
+                    self.sync(m)?;
+                }
+            }
+            return Ok(());
+        }
         match self.sys.clients[g].user {
             None => self.sync(g),
             Some(u) => {
@@ -425,6 +489,13 @@ impl Engine {
         self.accrue(now);
         self.cl[g].st = next;
         if was != ready {
+            if let Some(l) = &mut self.ledger {
+                if ready {
+                    l.wake(g)?;
+                } else {
+                    l.block(g)?;
+                }
+            }
             let p = self.proc_of[g];
             if ready {
                 self.proc_ready[p] += 1;
@@ -447,6 +518,28 @@ impl Engine {
 
     fn set_proc_tickets(&mut self, g: usize, tickets: u64, now: u64) -> Result<()> {
         self.accrue(now);
+        if let Some(l) = &mut self.ledger {
+            match (self.ticket[g], tickets) {
+                (Some(t), 0) => {
+                    l.destroy_ticket(t)?;
+                    self.ticket[g] = None;
+                }
+                (Some(t), n) => l.set_amount(t, n)?,
+                (None, 0) => {}
+                (None, n) => {
+                    let cur = self.sys.clients[g]
+                        .currency
+                        .map(|c| self.backing[c].0)
+                        .unwrap_or(BASE);
+                    let t = l.issue(cur, n)?;
+                    l.give(g, t)?;
+                    self.ticket[g] = Some(t);
+                }
+            }
+            let p = self.proc_of[g];
+            self.proc_tickets[p] = tickets;
+            return self.resync_around(g);
+        }
         let p = self.proc_of[g];
         let old = self.proc_tickets[p];
         self.proc_tickets[p] = tickets;
@@ -649,6 +742,20 @@ impl Engine {
                     self.sync(m)?;
                 }
                 Ok(())
+            }
+            Action::FundCurrency { currency, amount } => {
+                self.accrue(now);
+                let Some(l) = &mut self.ledger else {
+                    return Err(SimError::Invalid(
+                        "fund: this system has no currencies".into(),
+                    ));
+                };
+                let (_, t) = *self
+                    .backing
+                    .get(currency)
+                    .ok_or_else(|| SimError::Invalid(format!("fund: no currency {currency}")))?;
+                l.set_amount(t, amount)?;
+                self.resync_around(usize::MAX)
             }
             Action::Transfer { from, to, tickets } => {
                 let have = self.proc_tickets[self.proc_of[from]];

@@ -15,7 +15,7 @@ pub enum SimError {
         expected: String,
     },
     /// The policy core refused an operation (unknown policy, bad weight, …).
-    #[error("{0}")]
+    #[error(transparent)]
     Core(#[from] tix_core::Error),
     #[error("{path}: {msg}")]
     Io { path: String, msg: String },

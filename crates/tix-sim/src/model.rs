@@ -45,6 +45,10 @@ pub struct ClientSpec {
     pub tickets: u64,
     /// Index into the user list (None: no users in this system).
     pub user: Option<usize>,
+    /// Index into the currency list: the client's tickets are issued in it
+    /// (None: in the base currency, or no currencies in this system).
+    #[serde(default)]
+    pub currency: Option<usize>,
     /// Process the thread belongs to (threads of a process share its tickets).
     pub process: String,
     pub arrive_ns: u64,
@@ -54,6 +58,15 @@ pub struct ClientSpec {
     pub behaviour: Behaviour,
     /// Initial CPU with per-CPU queues (None: the least-loaded one).
     pub cpu: Option<usize>,
+}
+
+/// A currency (Waldspurger §3.3) backed by one ticket of `amount` issued in
+/// `from` (None: the base currency; otherwise an earlier currency).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurrencySpec {
+    pub name: String,
+    pub from: Option<usize>,
+    pub amount: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,6 +84,8 @@ pub enum Action {
     Tickets { client: usize, tickets: u64 },
     /// Fund a user's currency with a new number of base tickets.
     Fund { user: usize, base: u64 },
+    /// Set the amount of the ticket backing a currency (inflate/deflate it).
+    FundCurrency { currency: usize, amount: u64 },
     /// Move tickets from one client's process to another's (Waldspurger §3.1).
     Transfer {
         from: usize,
@@ -143,6 +158,8 @@ impl SimConfig {
 pub struct System {
     pub config: SimConfig,
     pub users: Vec<UserSpec>,
+    #[serde(default)]
+    pub currencies: Vec<CurrencySpec>,
     pub clients: Vec<ClientSpec>,
     pub events: Vec<TimedEvent>,
 }
@@ -152,6 +169,7 @@ impl System {
         System {
             config,
             users: Vec::new(),
+            currencies: Vec::new(),
             clients: Vec::new(),
             events: Vec::new(),
         }
@@ -165,6 +183,7 @@ impl System {
             name: name.to_string(),
             tickets,
             user: None,
+            currency: None,
             process: name.to_string(),
             arrive_ns: 0,
             exit_ns: None,
@@ -180,6 +199,15 @@ impl System {
             base,
         });
         self.users.len() - 1
+    }
+    /// Add a currency backed by `amount` tickets of `from` (None: base).
+    pub fn currency(&mut self, name: &str, from: Option<usize>, amount: u64) -> usize {
+        self.currencies.push(CurrencySpec {
+            name: name.to_string(),
+            from,
+            amount,
+        });
+        self.currencies.len() - 1
     }
     pub fn at(&mut self, at_ns: u64, action: Action) {
         self.events.push(TimedEvent { at_ns, action });

@@ -158,7 +158,7 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
         let msg = e.message().to_string();
         cx.err("(syntax)", format!("valid TOML ({msg})"))
     })?;
-    cx.check_keys(&root, "", &["sim", "user", "client", "event"])?;
+    cx.check_keys(&root, "", &["sim", "user", "currency", "client", "event"])?;
     let sim = match root.get("sim") {
         Some(Value::Table(t)) => t.clone(),
         Some(_) => return Err(cx.err("sim", "a table [sim]")),
@@ -263,6 +263,48 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
         sys.user(&name, base);
     }
 
+    for (i, c) in tables(&cx, &root, "currency")?.into_iter().enumerate() {
+        let p = format!("currency[{i}]");
+        cx.check_keys(c, &p, &["name", "from", "amount"])?;
+        let name = cx
+            .string(c, &p, "name")?
+            .ok_or_else(|| cx.err(&join(&p, "name"), "a name"))?;
+        if name == "base" || sys.currencies.iter().any(|x| x.name == name) {
+            return Err(cx.err(
+                &join(&p, "name"),
+                format!("a unique currency name other than 'base' ('{name}')"),
+            ));
+        }
+        let from =
+            match cx.string(c, &p, "from")?.as_deref() {
+                None | Some("base") => None,
+                Some(f) => Some(sys.currencies.iter().position(|x| x.name == f).ok_or_else(
+                    || {
+                        cx.err(
+                            &join(&p, "from"),
+                            format!("\"base\" or a currency defined above ('{f}' is not)"),
+                        )
+                    },
+                )?),
+            };
+        let amount = cx
+            .uint(c, &p, "amount")?
+            .filter(|&a| (1..=tix_core::MAX_WEIGHT).contains(&a))
+            .ok_or_else(|| {
+                cx.err(
+                    &join(&p, "amount"),
+                    format!("the backing tickets, 1..={}", tix_core::MAX_WEIGHT),
+                )
+            })?;
+        sys.currency(&name, from, amount);
+    }
+    if !sys.currencies.is_empty() && !sys.users.is_empty() {
+        return Err(cx.err(
+            "currency",
+            "either [[user]] (Zepp's one level) or [[currency]] tables, not both",
+        ));
+    }
+
     let client_tables = tables(&cx, &root, "client")?;
     if client_tables.is_empty() {
         return Err(cx.err("client", "at least one [[client]]"));
@@ -276,6 +318,7 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
                 "name",
                 "tickets",
                 "user",
+                "currency",
                 "process",
                 "count",
                 "behaviour",
@@ -309,6 +352,20 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
                 )
             })?),
         };
+        let currency =
+            match cx.string(c, &p, "currency")?.as_deref() {
+                None | Some("base") => None,
+                Some(k) => Some(sys.currencies.iter().position(|x| x.name == k).ok_or_else(
+                    || {
+                        cx.err(
+                            &join(&p, "currency"),
+                            format!(
+                                "\"base\" or a currency defined in [[currency]] ('{k}' is not)"
+                            ),
+                        )
+                    },
+                )?),
+            };
         if user.is_none() && !sys.users.is_empty() {
             return Err(cx.err(
                 &join(&p, "user"),
@@ -362,6 +419,9 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
             Behaviour::Periodic { .. } => None,
             _ => cx.time(c, &p, "work")?,
         };
+        if work_ns == Some(0) {
+            return Err(cx.err(&join(&p, "work_ms"), "a positive amount of work"));
+        }
         let cpu = cx.uint(c, &p, "cpu")?;
         if let Some(k) = cpu {
             if k as usize >= sys.config.cpus {
@@ -399,6 +459,7 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
                 name: n,
                 tickets,
                 user,
+                currency,
                 process: proc_name,
                 arrive_ns,
                 exit_ns,
@@ -427,7 +488,8 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
             e,
             &p,
             &[
-                "at_*", "action", "client", "tickets", "user", "base", "from", "to", "cpu",
+                "at_*", "action", "client", "tickets", "user", "base", "currency", "amount",
+                "from", "to", "cpu",
             ],
         )?;
         let at_ns = cx
@@ -450,6 +512,23 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
                     client: find(&p, "client", e)?,
                     tickets,
                 }
+            }
+            Some("fund") if e.contains_key("currency") => {
+                let k = cx.string(e, &p, "currency")?.unwrap_or_default();
+                let currency =
+                    sys.currencies
+                        .iter()
+                        .position(|x| x.name == k)
+                        .ok_or_else(|| {
+                            cx.err(&join(&p, "currency"), "a currency defined in [[currency]]")
+                        })?;
+                let amount = need_uint("amount", "the new backing amount")?;
+                if amount == 0 || amount > tix_core::MAX_WEIGHT {
+                    return Err(
+                        cx.err(&join(&p, "amount"), format!("1..={}", tix_core::MAX_WEIGHT))
+                    );
+                }
+                Action::FundCurrency { currency, amount }
             }
             Some("fund") => {
                 let u = cx.string(e, &p, "user")?.unwrap_or_default();
@@ -491,6 +570,16 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
         events.push(TimedEvent { at_ns, action });
     }
     sys.events = events;
+    let samples = sys.config.duration_ns / sys.config.sample_ns + 2;
+    if samples.saturating_mul(sys.clients.len() as u64) > 50_000_000 {
+        return Err(cx.err(
+            "sim.sample_ms",
+            format!(
+                "a longer interval: {} clients × {samples} samples exceeds the 50,000,000 points a run may record",
+                sys.clients.len()
+            ),
+        ));
+    }
     Ok(sys)
 }
 

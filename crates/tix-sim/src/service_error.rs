@@ -113,6 +113,11 @@ pub fn error_run(algo: &str, shares: &[u64], quanta: Option<u64>, seed: u64) -> 
     check_shares(shares)?;
     let total: u64 = shares.iter().sum();
     let quanta = quanta.unwrap_or(total);
+    if quanta > 100_000_000 {
+        return Err(SimError::Invalid(format!(
+            "--quanta: {quanta} picks would be printed; expected at most 100,000,000 (use `tix sim sweep` for long runs)"
+        )));
+    }
     let (picks, tr) = run_shares(algo, shares, quanta, seed, true)?;
     let clients = (0..shares.len())
         .map(|a| ClientError {

@@ -181,3 +181,27 @@ fn cfs_balancing_moves_load_and_gps_is_capped_at_one_cpu() {
         assert!(cl.ideal_ns <= 4e9 + 1.0);
     }
 }
+
+#[test]
+fn nested_currencies_insulate_inflation() {
+    // alice (1000 base) and bob (2000 base, through a nested currency): bob's
+    // tasks keep 2/3 of the CPU when alice's task inflates its tickets 4×.
+    let text =
+        include_str!("../scenarios/waldspurger-currencies.toml").replace("lottery-tree", "stride");
+    let r = simulate(tix_sim::scenario::parse("cur", &text).unwrap()).unwrap();
+    let half = r
+        .series
+        .t_ns
+        .iter()
+        .position(|&t| t == 30_000_000_000)
+        .unwrap();
+    let at = |g: usize, k: usize| r.series.service_ns[g][k] as f64 / 1e9;
+    let last = r.series.t_ns.len() - 1;
+    let bob = |k0: usize, k1: usize| (at(2, k1) - at(2, k0)) + (at(3, k1) - at(3, k0));
+    assert!((bob(0, half) / 30.0 - 2.0 / 3.0).abs() < 0.01);
+    assert!((bob(half, last) / 30.0 - 2.0 / 3.0).abs() < 0.01);
+    // Inside alice: 100:200 before, 100:800 after.
+    let a = |g: usize, k0: usize, k1: usize| at(g, k1) - at(g, k0);
+    assert!((a(1, 0, half) / a(0, 0, half) - 2.0).abs() < 0.1);
+    assert!((a(1, half, last) / a(0, half, last) - 8.0).abs() < 0.5);
+}

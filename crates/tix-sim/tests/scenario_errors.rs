@@ -122,3 +122,23 @@ fn every_shipped_example_parses_and_runs() {
     }
     assert!(n >= 3, "examples found: {n}");
 }
+
+#[test]
+fn currency_errors() {
+    let (_, field, _) = err(&format!(
+        "{SIM}[[currency]]\nname = \"c\"\nfrom = \"nope\"\namount = 5\n[[client]]\nname = \"a\"\n"
+    ));
+    assert_eq!(field, "currency[0].from");
+    let (_, field, _) = err(&format!(
+        "{SIM}[[currency]]\nname = \"c\"\n[[client]]\nname = \"a\"\n"
+    ));
+    assert_eq!(field, "currency[0].amount");
+    let (_, field, _) = err(&format!(
+        "{SIM}[[currency]]\nname = \"c\"\namount = 5\n[[client]]\nname = \"a\"\ncurrency = \"d\"\n"
+    ));
+    assert_eq!(field, "client[0].currency");
+    let (_, field, _) = err(&format!(
+        "{SIM}[[currency]]\nname = \"c\"\namount = 5\n[[user]]\nname = \"u\"\n[[client]]\nname = \"a\"\nuser = \"u\"\n"
+    ));
+    assert_eq!(field, "currency");
+}

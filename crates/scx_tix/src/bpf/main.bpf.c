@@ -141,6 +141,32 @@ struct {
 	__type(value, struct tix_user_stat);
 } user_stats SEC(".maps");
 
+/*
+ * The 128-bit rules as global functions: the verifier checks each once on
+ * its own instead of once per call site and path (inlined, they pushed the
+ * program past the verifier's 1M-instruction budget).
+ */
+__noinline u64 tix_bpf_race_delta(u64 e_q16, u64 value, u64 used_ns, u64 slice,
+				  u32 comp)
+{
+	return tix_race_delta(e_q16, value, used_ns, slice, comp);
+}
+
+__noinline u64 tix_bpf_neg_ln_q16(u32 u)
+{
+	return tix_neg_ln_q16(u);
+}
+
+__noinline u64 tix_bpf_task_value(u64 base, u64 tickets, u64 urt, u64 prt)
+{
+	return tix_task_value(base, tickets, urt, prt);
+}
+
+__noinline u64 tix_bpf_pass_delta(u64 used_ns, u64 value)
+{
+	return tix_pass_delta(used_ns, value);
+}
+
 static struct task_ctx *lookup_ctx(struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
@@ -225,23 +251,44 @@ static u64 value_of(struct task_struct *p)
 	if (urt < tickets)
 		/* The sum lags (race above): never worth more than the base. */
 		urt = tickets;
-	return tix_task_value(base, tickets, urt, prt);
+	return tix_bpf_task_value(base, tickets, urt, prt);
 }
 
-/* Draw the key of p for a queue in domain dom. */
+/*
+ * Draw the key of p for a queue in domain dom. The lead over T_dom is capped
+ * at what the domain's virtual time gains in about starve_ns of service
+ * (stride: starve_ns << 16 / V; lottery: starve_ns/slice draws of mean
+ * 2^36 / V each), so a task whose fair wait would exceed starve_ns (a share
+ * below slice/starve_ns, or a stride debt from a long run) waits about that
+ * long instead and the watchdog never sees it stall. Only such tasks are
+ * affected (named approximation); a capped stride task forgets its excess.
+ */
 static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, u64 value)
 {
-	u64 t = 0;
+	u64 t = 0, lead, cap, v = value;
+	s64 vd = 0;
 
-	if (dom < TIX_NR_DOMS)
+	if (dom < TIX_NR_DOMS) {
 		t = dom_vtime[dom];
+		vd = dom_value[dom];
+	}
+	if (vd > 0)
+		v += vd;
+	if (v < 1)
+		v = 1;
 	if (policy == TIX_POLICY_STRIDE) {
 		tctx->pass = tix_wake_pass(tctx->pass, t);
+		cap = (starve_ns << 16) / v;
+		if (tctx->pass - t > cap)
+			tctx->pass = t + cap;
 		return tctx->pass;
 	}
-	return tix_sat_add(t, tix_race_delta(tix_neg_ln_q16(bpf_get_prandom_u32()),
-					     value, tctx->last_used, slice_ns,
-					     compensate));
+	lead = tix_bpf_race_delta(tix_bpf_neg_ln_q16(bpf_get_prandom_u32()),
+				  value, tctx->last_used, slice_ns, compensate);
+	cap = ((starve_ns / (slice_ns ? slice_ns : 1)) << 36) / v;
+	if (lead > cap)
+		lead = cap;
+	return tix_sat_add(t, lead);
 }
 
 static void advance_vtime(u32 dom, u64 key)
@@ -278,7 +325,7 @@ static void charge(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	used = now - tctx->started_at;
 	tctx->started_at = now;
 	tctx->last_used = used;
-	tctx->pass = tix_sat_add(tctx->pass, tix_pass_delta(used, tctx->value));
+	tctx->pass = tix_sat_add(tctx->pass, tix_bpf_pass_delta(used, tctx->value));
 	bucket = slice_ns ? used * TIX_HIST_BUCKETS / slice_ns : 0;
 	if (bucket >= TIX_HIST_BUCKETS)
 		bucket = TIX_HIST_BUCKETS - 1;
@@ -322,6 +369,11 @@ s32 BPF_STRUCT_OPS(tix_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
 	if (is_idle) {
+		struct task_ctx *tctx = lookup_ctx(p);
+
+		/* No draw on an idle CPU, but its run is charged at this value. */
+		if (tctx)
+			tctx->value = value_of(p);
 		__sync_fetch_and_add(&nr_direct, 1);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 	}
@@ -398,8 +450,9 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	u64 now = bpf_ktime_get_ns(), kc = 0, kg = 0, kp = 0, vp = 0, r;
 	s64 vc = 0, vg = 0;
 	struct task_ctx *pctx = NULL;
-	bool hc = false, hg = false, pc = false, pg = false, pick_c;
-	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ;
+	bool hc = false, hg = false, pc = false, pg = false, pick_c, p_first, h_first;
+	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ, first, second;
+	u64 kf, ks;
 
 	if (cdom >= TIX_MAX_CPUS)
 		return;
@@ -463,27 +516,22 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		pick_c = hc || pc;
 	}
 
-	if (pick_c) {
-		if (pc && (!hc || kp <= kc))
-			goto keep_prev;
-		if (take(cdom, kc, now))
-			return;
-		if (pc)
-			goto keep_prev;
-		if (hg && take(TIX_GLOBAL_DSQ, kg, now))
-			return;
-	} else {
-		if (pg && (!hg || kp <= kg))
-			goto keep_prev;
-		if (take(TIX_GLOBAL_DSQ, kg, now))
-			return;
-		if (pg)
-			goto keep_prev;
-		if (hc && take(cdom, kc, now))
-			return;
-	}
-	if (!pctx)
+	/* The chosen domain first, then the other one if its head vanished. */
+	first = pick_c ? cdom : TIX_GLOBAL_DSQ;
+	second = pick_c ? TIX_GLOBAL_DSQ : cdom;
+	kf = pick_c ? kc : kg;
+	ks = pick_c ? kg : kc;
+	p_first = pick_c ? pc : pg;
+	h_first = pick_c ? hc : hg;
+	if (p_first && (!h_first || kp <= kf))
+		goto keep_prev;
+	if (take(first, kf, now))
 		return;
+	/* The chosen head vanished (another CPU took it): prev, if runnable,
+	 * keeps the CPU without comparing it with the other domain's head. */
+	if (pctx || !take(second, ks, now))
+		goto keep_prev;
+	return;
 keep_prev:
 	if (!pctx)
 		return;
@@ -631,5 +679,5 @@ SCX_OPS_DEFINE(tix_ops,
 	       .exit_task	= (void *)tix_exit_task,
 	       .init		= (void *)tix_init,
 	       .exit		= (void *)tix_exit,
-	       .timeout_ms	= 5000,
+	       .timeout_ms	= 10000,
 	       .name		= "tix");

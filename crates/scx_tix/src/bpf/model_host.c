@@ -7,6 +7,7 @@
  * vtime DSQ), the runner is charged (ops.stopping: pass += used/value) and
  * re-enqueued or blocks. Uses rules.h exactly as main.bpf.c does.
  */
+#define TIX_RULES_BOUNDED 1
 #include "rules.h"
 
 #define TIX_M_MAX 64
