@@ -37,6 +37,7 @@
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
+use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 
 const NGROUPS: usize = 33;
@@ -280,42 +281,31 @@ impl Gr3 {
     }
 }
 
+impl RunQueue for Gr3 {
+    fn grow(&mut self, _id: ClientId) {
+        self.counter.push(0);
+        self.ran_cycle.push(0);
+    }
+    fn enqueue(&mut self, id: ClientId, _fresh: bool) {
+        self.insert(id);
+    }
+    fn dequeue(&mut self, id: ClientId, weight: u64) {
+        self.remove(id, weight);
+    }
+    fn reweigh(&mut self, id: ClientId, old: u64, runnable: bool) {
+        if runnable {
+            self.remove(id, old);
+            self.insert(id);
+        }
+    }
+}
+
 impl Scheduler for Gr3 {
     fn name(&self) -> &'static str {
         "gr3"
     }
     roster_accessors!();
-    fn join(&mut self, weight: u64) -> Result<ClientId> {
-        let id = self.roster.join(weight)?;
-        self.counter.push(0);
-        self.ran_cycle.push(0);
-        self.insert(id);
-        Ok(id)
-    }
-    fn leave(&mut self, id: ClientId) -> Result<()> {
-        if self.roster.leave(id)? {
-            self.remove(id, self.roster.weights[id]);
-        }
-        Ok(())
-    }
-    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
-        let (old, runnable) = self.roster.set_weight(id, weight)?;
-        if runnable {
-            self.remove(id, old);
-            self.insert(id);
-        }
-        Ok(())
-    }
-    fn block(&mut self, id: ClientId) -> Result<()> {
-        self.roster.block(id)?;
-        self.remove(id, self.roster.weights[id]);
-        Ok(())
-    }
-    fn wake(&mut self, id: ClientId) -> Result<()> {
-        self.roster.wake(id)?;
-        self.insert(id);
-        Ok(())
-    }
+    run_queue_lifecycle!();
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;

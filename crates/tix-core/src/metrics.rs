@@ -300,6 +300,78 @@ impl ServiceTracker {
     }
 }
 
+/// E_A(0,t) = W_A − t·S_A/ΣS for fixed, always-runnable shares, kept
+/// exactly (numerators over ΣS) after every quantum in O(1): a client's
+/// error only falls while others run, so its minimum is reached just before
+/// one of its quanta (or at the end) and its maximum just after one (or at
+/// t = 0). The GR3 §5.1 simulation method; [`ServiceTracker`] is the general
+/// (blocking, ns-weighted) form.
+#[derive(Debug, Clone)]
+pub struct QuantumErrors {
+    shares: Vec<u64>,
+    total: i128,
+    work: Vec<u64>,
+    min_num: Vec<i128>,
+    max_num: Vec<i128>,
+    t: u64,
+}
+
+impl QuantumErrors {
+    pub fn new(shares: &[u64]) -> Self {
+        let n = shares.len();
+        QuantumErrors {
+            shares: shares.to_vec(),
+            total: shares.iter().map(|&s| s as i128).sum(),
+            work: vec![0; n],
+            min_num: vec![0; n],
+            max_num: vec![0; n],
+            t: 0,
+        }
+    }
+    #[inline]
+    fn num(&self, a: usize) -> i128 {
+        self.work[a] as i128 * self.total - self.t as i128 * self.shares[a] as i128
+    }
+    /// Client `a` (an index into the shares) ran one quantum.
+    #[inline]
+    pub fn served(&mut self, a: usize) {
+        let before = self.num(a);
+        if before < self.min_num[a] {
+            self.min_num[a] = before;
+        }
+        self.work[a] += 1;
+        self.t += 1;
+        let after = self.num(a);
+        if after > self.max_num[a] {
+            self.max_num[a] = after;
+        }
+    }
+    /// Idle quantum (nobody runnable): time passes, nobody is served.
+    pub fn idle(&mut self) {
+        self.t += 1;
+    }
+    /// Fold in the errors at the end of the run.
+    pub fn finish(&mut self) {
+        for a in 0..self.shares.len() {
+            let e = self.num(a);
+            self.min_num[a] = self.min_num[a].min(e);
+            self.max_num[a] = self.max_num[a].max(e);
+        }
+    }
+    /// Quanta client `a` received.
+    pub fn work(&self, a: usize) -> u64 {
+        self.work[a]
+    }
+    /// Client `a`'s most negative error so far, in quanta.
+    pub fn min(&self, a: usize) -> f64 {
+        self.min_num[a] as f64 / self.total as f64
+    }
+    /// Client `a`'s most positive error so far, in quanta.
+    pub fn max(&self, a: usize) -> f64 {
+        self.max_num[a] as f64 / self.total as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

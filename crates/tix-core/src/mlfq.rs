@@ -10,6 +10,7 @@
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
+use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use std::collections::VecDeque;
 
@@ -78,37 +79,25 @@ impl Mlfq {
     }
 }
 
+impl RunQueue for Mlfq {
+    fn grow(&mut self, _id: ClientId) {
+        self.level.push(0);
+        self.used.push(0);
+    }
+    fn enqueue(&mut self, id: ClientId, _fresh: bool) {
+        self.queues[self.level[id]].push_back(id);
+    }
+    fn dequeue(&mut self, id: ClientId, _weight: u64) {
+        self.dequeue(id);
+    }
+}
+
 impl Scheduler for Mlfq {
     fn name(&self) -> &'static str {
         "mlfq"
     }
     roster_accessors!();
-    fn join(&mut self, weight: u64) -> Result<ClientId> {
-        let id = self.roster.join(weight)?;
-        self.level.push(0);
-        self.used.push(0);
-        self.queues[0].push_back(id);
-        Ok(id)
-    }
-    fn leave(&mut self, id: ClientId) -> Result<()> {
-        if self.roster.leave(id)? {
-            self.dequeue(id);
-        }
-        Ok(())
-    }
-    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
-        self.roster.set_weight(id, weight).map(|_| ())
-    }
-    fn block(&mut self, id: ClientId) -> Result<()> {
-        self.roster.block(id)?;
-        self.dequeue(id);
-        Ok(())
-    }
-    fn wake(&mut self, id: ClientId) -> Result<()> {
-        self.roster.wake(id)?;
-        self.queues[self.level[id]].push_back(id);
-        Ok(())
-    }
+    run_queue_lifecycle!();
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_none() {
             self.roster.in_service = self.queues.iter().find_map(|q| q.front().copied());

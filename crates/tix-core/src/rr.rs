@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
+use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use std::collections::VecDeque;
 
@@ -30,35 +31,21 @@ impl RoundRobin {
     }
 }
 
+impl RunQueue for RoundRobin {
+    fn enqueue(&mut self, id: ClientId, _fresh: bool) {
+        self.queue.push_back(id);
+    }
+    fn dequeue(&mut self, id: ClientId, _weight: u64) {
+        self.dequeue(id);
+    }
+}
+
 impl Scheduler for RoundRobin {
     fn name(&self) -> &'static str {
         "rr"
     }
     roster_accessors!();
-    fn join(&mut self, weight: u64) -> Result<ClientId> {
-        let id = self.roster.join(weight)?;
-        self.queue.push_back(id);
-        Ok(id)
-    }
-    fn leave(&mut self, id: ClientId) -> Result<()> {
-        if self.roster.leave(id)? {
-            self.dequeue(id);
-        }
-        Ok(())
-    }
-    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
-        self.roster.set_weight(id, weight).map(|_| ())
-    }
-    fn block(&mut self, id: ClientId) -> Result<()> {
-        self.roster.block(id)?;
-        self.dequeue(id);
-        Ok(())
-    }
-    fn wake(&mut self, id: ClientId) -> Result<()> {
-        self.roster.wake(id)?;
-        self.queue.push_back(id);
-        Ok(())
-    }
+    run_queue_lifecycle!();
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_none() {
             self.roster.in_service = self.queue.front().copied();

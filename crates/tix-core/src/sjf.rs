@@ -7,6 +7,7 @@
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
+use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{BurstAware, ClientId, PolicyOptions, Scheduler};
 use std::collections::BTreeSet;
 
@@ -67,36 +68,24 @@ impl Sjf {
     }
 }
 
+impl RunQueue for Sjf {
+    fn grow(&mut self, _id: ClientId) {
+        self.b.remaining.push(None);
+    }
+    fn enqueue(&mut self, id: ClientId, _fresh: bool) {
+        self.b.insert(id);
+    }
+    fn dequeue(&mut self, id: ClientId, _weight: u64) {
+        self.dequeue(id);
+    }
+}
+
 impl Scheduler for Sjf {
     fn name(&self) -> &'static str {
         "sjf"
     }
     roster_accessors!();
-    fn join(&mut self, weight: u64) -> Result<ClientId> {
-        let id = self.roster.join(weight)?;
-        self.b.remaining.push(None);
-        self.b.insert(id);
-        Ok(id)
-    }
-    fn leave(&mut self, id: ClientId) -> Result<()> {
-        if self.roster.leave(id)? {
-            self.dequeue(id);
-        }
-        Ok(())
-    }
-    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
-        self.roster.set_weight(id, weight).map(|_| ())
-    }
-    fn block(&mut self, id: ClientId) -> Result<()> {
-        self.roster.block(id)?;
-        self.dequeue(id);
-        Ok(())
-    }
-    fn wake(&mut self, id: ClientId) -> Result<()> {
-        self.roster.wake(id)?;
-        self.b.insert(id);
-        Ok(())
-    }
+    run_queue_lifecycle!();
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_none() {
             if self.holder.is_none() {

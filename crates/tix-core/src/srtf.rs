@@ -5,6 +5,7 @@
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
+use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{BurstAware, ClientId, PolicyOptions, Scheduler};
 use crate::sjf::Bursts;
 
@@ -24,36 +25,24 @@ impl Srtf {
     }
 }
 
+impl RunQueue for Srtf {
+    fn grow(&mut self, _id: ClientId) {
+        self.b.remaining.push(None);
+    }
+    fn enqueue(&mut self, id: ClientId, _fresh: bool) {
+        self.b.insert(id);
+    }
+    fn dequeue(&mut self, id: ClientId, _weight: u64) {
+        self.b.remove(id);
+    }
+}
+
 impl Scheduler for Srtf {
     fn name(&self) -> &'static str {
         "srtf"
     }
     roster_accessors!();
-    fn join(&mut self, weight: u64) -> Result<ClientId> {
-        let id = self.roster.join(weight)?;
-        self.b.remaining.push(None);
-        self.b.insert(id);
-        Ok(id)
-    }
-    fn leave(&mut self, id: ClientId) -> Result<()> {
-        if self.roster.leave(id)? {
-            self.b.remove(id);
-        }
-        Ok(())
-    }
-    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
-        self.roster.set_weight(id, weight).map(|_| ())
-    }
-    fn block(&mut self, id: ClientId) -> Result<()> {
-        self.roster.block(id)?;
-        self.b.remove(id);
-        Ok(())
-    }
-    fn wake(&mut self, id: ClientId) -> Result<()> {
-        self.roster.wake(id)?;
-        self.b.insert(id);
-        Ok(())
-    }
+    run_queue_lifecycle!();
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_none() {
             self.roster.in_service = self.b.set.first().map(|k| k.1);

@@ -13,6 +13,7 @@
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
+use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -91,38 +92,28 @@ impl Stride {
     }
 }
 
+impl RunQueue for Stride {
+    fn grow(&mut self, _id: ClientId) {
+        self.pass.push(self.global_pass);
+        self.gen.push(0);
+    }
+    /// A waking client resumes no earlier than the global pass, so sleep
+    /// earns no credit (a fresh client starts exactly there).
+    fn enqueue(&mut self, id: ClientId, _fresh: bool) {
+        self.pass[id] = self.pass[id].max(self.global_pass);
+        self.push(id);
+    }
+    fn dequeue(&mut self, id: ClientId, _weight: u64) {
+        self.drop_entry(id);
+    }
+}
+
 impl Scheduler for Stride {
     fn name(&self) -> &'static str {
         "stride"
     }
     roster_accessors!();
-    fn join(&mut self, weight: u64) -> Result<ClientId> {
-        let id = self.roster.join(weight)?;
-        self.pass.push(self.global_pass);
-        self.gen.push(0);
-        self.push(id);
-        Ok(id)
-    }
-    fn leave(&mut self, id: ClientId) -> Result<()> {
-        if self.roster.leave(id)? {
-            self.drop_entry(id);
-        }
-        Ok(())
-    }
-    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
-        self.roster.set_weight(id, weight).map(|_| ())
-    }
-    fn block(&mut self, id: ClientId) -> Result<()> {
-        self.roster.block(id)?;
-        self.drop_entry(id);
-        Ok(())
-    }
-    fn wake(&mut self, id: ClientId) -> Result<()> {
-        self.roster.wake(id)?;
-        self.pass[id] = self.pass[id].max(self.global_pass);
-        self.push(id);
-        Ok(())
-    }
+    run_queue_lifecycle!();
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;

@@ -1,19 +1,24 @@
 //! Virtual-Time Round-Robin (Nieh, Vaill & Zhong 2001, as GR3 §3 describes
 //! it): a run queue sorted by share, largest first, never reordered by
-//! selection; each client in turn runs one quantum, and the scan moves on
-//! to the next client only while that client's virtual finishing time shows
-//! it has not had more than its fair share (VFT_next − QVT < 1/S_next);
-//! otherwise it returns to the head. Per-cycle counters (Σ shares quanta)
-//! keep every client to its share per cycle; a client whose counter is 0 is
-//! passed over.
+//! selection; each client in turn runs one quantum. After a quantum the scan
+//! moves on to the next client if its time counter is larger than the one
+//! just run (the time-counter invariant: counters never increase along the
+//! queue), or if it is unspent and its virtual finishing time shows it has
+//! not had more than its fair share (VFT_next − QVT(t+Q) < 1/S_next);
+//! otherwise it returns to the head. Counters are reset to the shares each
+//! cycle (Σ shares quanta), so every client gets its share per cycle.
 //!
 //! Approximations: insertion is a Vec insert (O(n); the original uses a
 //! sorted list with O(log n) search); a client joining mid-cycle gets
 //! ⌈C_TOTAL·S/S_TOTAL⌉ quanta as GR3's eqs. 8–9; a waking client's VFT is
-//! max(its VFT, QVT + 1/S). Every charge counts as one quantum.
+//! max(its VFT, QVT + 1/S). Every charge counts as one quantum. The counter
+//! rule and QVT(t+Q) follow the original VTRR paper, which is not a seed
+//! (GR3 §3 only says "until it reaches a client whose VFT indicates it has
+//! received more than its fair allocation").
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
+use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 
 /// One quantum of virtual time, fixed point.
@@ -96,62 +101,53 @@ impl Vtrr {
     }
 }
 
+impl RunQueue for Vtrr {
+    fn grow(&mut self, _id: ClientId) {
+        self.counter.push(0);
+        self.vft.push(0);
+    }
+    fn enqueue(&mut self, id: ClientId, fresh: bool) {
+        self.insert(id, fresh);
+    }
+    fn dequeue(&mut self, id: ClientId, weight: u64) {
+        self.remove(id, weight);
+    }
+    fn reweigh(&mut self, id: ClientId, old: u64, runnable: bool) {
+        if runnable {
+            self.remove(id, old);
+            self.insert(id, false);
+        }
+    }
+}
+
 impl Scheduler for Vtrr {
     fn name(&self) -> &'static str {
         "vtrr"
     }
     roster_accessors!();
-    fn join(&mut self, weight: u64) -> Result<ClientId> {
-        let id = self.roster.join(weight)?;
-        self.counter.push(0);
-        self.vft.push(0);
-        self.insert(id, true);
-        Ok(id)
-    }
-    fn leave(&mut self, id: ClientId) -> Result<()> {
-        if self.roster.leave(id)? {
-            self.remove(id, self.roster.weights[id]);
-        }
-        Ok(())
-    }
-    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
-        let (old, runnable) = self.roster.set_weight(id, weight)?;
-        if runnable {
-            self.remove(id, old);
-            self.insert(id, false);
-        }
-        Ok(())
-    }
-    fn block(&mut self, id: ClientId) -> Result<()> {
-        self.roster.block(id)?;
-        self.remove(id, self.roster.weights[id]);
-        Ok(())
-    }
-    fn wake(&mut self, id: ClientId) -> Result<()> {
-        self.roster.wake(id)?;
-        self.insert(id, false);
-        Ok(())
-    }
+    run_queue_lifecycle!();
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;
         }
-        let n = self.queue.len();
-        if n == 0 {
+        if self.queue.is_empty() {
             return None;
         }
-        // Pass over clients whose counter is spent; the cycle's total > 0
-        // guarantees one is found within n steps.
-        for _ in 0..n {
-            let c = self.queue[self.pos];
-            if self.counter[c] > 0 {
-                self.roster.in_service = Some(c);
-                return Some(c);
-            }
-            self.pos = (self.pos + 1) % n;
+        // A spent client ends the scan: under the time-counter invariant
+        // every client behind it is spent too, so go back to the head.
+        if self.counter[self.queue[self.pos]] == 0 {
+            self.pos = 0;
         }
-        self.reset_cycle();
-        let c = self.queue[0];
+        // Joins and weight changes mid-cycle can break the invariant (a
+        // newcomer's prorated counter may exceed its predecessor's); then
+        // the head itself may be spent, and the first unspent client runs.
+        if self.counter[self.queue[self.pos]] == 0 {
+            match self.queue.iter().position(|&c| self.counter[c] > 0) {
+                Some(i) => self.pos = i,
+                None => self.reset_cycle(),
+            }
+        }
+        let c = self.queue[self.pos];
         self.roster.in_service = Some(c);
         Some(c)
     }
@@ -164,9 +160,23 @@ impl Scheduler for Vtrr {
         }
         self.vft[id] += ONE / w;
         self.qvt += ONE / self.s_total.max(1);
+        // The next client runs if (1) its counter exceeds the one just
+        // charged — the time-counter invariant (counters never increase
+        // along the queue) forces it, whatever its VFT — or (2) it is
+        // unspent and passes the VFT inequality VFT − QVT(t+Q) < Q/S,
+        // QVT(t+Q) being the queue virtual time once its quantum is over.
+        // Otherwise the scan restarts at the head.
+        let qvt_next = self.qvt + ONE / self.s_total.max(1);
+        let mine = self.counter[id];
         let next = self.pos + 1;
         self.pos = match self.queue.get(next) {
-            Some(&c) if self.vft[c] < self.qvt + ONE / self.roster.weights[c] as u128 => next,
+            Some(&c) if self.counter[c] > mine => next,
+            Some(&c)
+                if self.counter[c] > 0
+                    && self.vft[c] < qvt_next + ONE / self.roster.weights[c] as u128 =>
+            {
+                next
+            }
             _ => 0,
         };
         if self.c_total == 0 {

@@ -10,6 +10,7 @@
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
+use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -67,43 +68,32 @@ impl Wfq {
     }
 }
 
+impl RunQueue for Wfq {
+    fn grow(&mut self, _id: ClientId) {
+        self.vstart.push(self.vtime);
+        self.gen.push(0);
+    }
+    fn enqueue(&mut self, id: ClientId, _fresh: bool) {
+        self.vstart[id] = self.vstart[id].max(self.vtime);
+        self.push(id);
+    }
+    fn dequeue(&mut self, id: ClientId, _weight: u64) {
+        self.drop_entry(id);
+    }
+    fn reweigh(&mut self, id: ClientId, _old: u64, runnable: bool) {
+        if runnable {
+            // The VFT depends on the weight: re-key.
+            self.push(id);
+        }
+    }
+}
+
 impl Scheduler for Wfq {
     fn name(&self) -> &'static str {
         "wfq"
     }
     roster_accessors!();
-    fn join(&mut self, weight: u64) -> Result<ClientId> {
-        let id = self.roster.join(weight)?;
-        self.vstart.push(self.vtime);
-        self.gen.push(0);
-        self.push(id);
-        Ok(id)
-    }
-    fn leave(&mut self, id: ClientId) -> Result<()> {
-        if self.roster.leave(id)? {
-            self.drop_entry(id);
-        }
-        Ok(())
-    }
-    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
-        let (_, runnable) = self.roster.set_weight(id, weight)?;
-        if runnable {
-            // The VFT depends on the weight: re-key.
-            self.push(id);
-        }
-        Ok(())
-    }
-    fn block(&mut self, id: ClientId) -> Result<()> {
-        self.roster.block(id)?;
-        self.drop_entry(id);
-        Ok(())
-    }
-    fn wake(&mut self, id: ClientId) -> Result<()> {
-        self.roster.wake(id)?;
-        self.vstart[id] = self.vstart[id].max(self.vtime);
-        self.push(id);
-        Ok(())
-    }
+    run_queue_lifecycle!();
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;

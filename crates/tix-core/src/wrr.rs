@@ -4,6 +4,7 @@
 
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
+use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use std::collections::VecDeque;
 
@@ -36,42 +37,30 @@ impl WeightedRoundRobin {
     }
 }
 
+impl RunQueue for WeightedRoundRobin {
+    fn enqueue(&mut self, id: ClientId, _fresh: bool) {
+        self.queue.push_back(id);
+    }
+    fn dequeue(&mut self, id: ClientId, _weight: u64) {
+        self.dequeue(id);
+    }
+    fn reweigh(&mut self, id: ClientId, old: u64, _runnable: bool) {
+        // The head's current turn is rescaled to the new weight, never
+        // beyond it: a cut takes effect at once, a raise at once too.
+        let weight = self.roster.weights[id];
+        if self.queue.front() == Some(&id) && self.left > 0 {
+            let used = old.saturating_sub(self.left);
+            self.left = weight.saturating_sub(used).max(1);
+        }
+    }
+}
+
 impl Scheduler for WeightedRoundRobin {
     fn name(&self) -> &'static str {
         "wrr"
     }
     roster_accessors!();
-    fn join(&mut self, weight: u64) -> Result<ClientId> {
-        let id = self.roster.join(weight)?;
-        self.queue.push_back(id);
-        Ok(id)
-    }
-    fn leave(&mut self, id: ClientId) -> Result<()> {
-        if self.roster.leave(id)? {
-            self.dequeue(id);
-        }
-        Ok(())
-    }
-    fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
-        let (old, _) = self.roster.set_weight(id, weight)?;
-        // The head's current turn is rescaled to the new weight, never
-        // beyond it: a cut takes effect at once, a raise at once too.
-        if self.queue.front() == Some(&id) && self.left > 0 {
-            let used = old.saturating_sub(self.left);
-            self.left = weight.saturating_sub(used).max(1);
-        }
-        Ok(())
-    }
-    fn block(&mut self, id: ClientId) -> Result<()> {
-        self.roster.block(id)?;
-        self.dequeue(id);
-        Ok(())
-    }
-    fn wake(&mut self, id: ClientId) -> Result<()> {
-        self.roster.wake(id)?;
-        self.queue.push_back(id);
-        Ok(())
-    }
+    run_queue_lifecycle!();
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_none() {
             let head = *self.queue.front()?;

@@ -137,6 +137,19 @@ fn vtrr_scans_while_vft_allows() {
 }
 
 #[test]
+fn vtrr_keeps_the_time_counter_invariant() {
+    let mut s = registry::build("vtrr", &opts()).unwrap();
+    for w in [4, 2, 2] {
+        s.join(w).unwrap();
+    }
+    // Counters 4,2,2; S = 8. A, then B (VFT 1/2 − QVT(t+Q) 2/8 < 1/2).
+    // B's counter is now 1 < C's 2, so C must run whatever its VFT
+    // (1 − 2/8 ≥ 1/2 would send the scan home). A, B (1 − 5/8 < 1/2), C
+    // again by the counter rule, then A's last two quanta.
+    assert_eq!(run(s.as_mut(), 16), [0, 1, 2, 0, 1, 2, 0, 0].repeat(2));
+}
+
+#[test]
 fn mlfq_demotes_and_boosts() {
     let mut s = Mlfq::new(&opts());
     let a = s.join(1).unwrap();

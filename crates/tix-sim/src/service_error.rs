@@ -6,6 +6,7 @@ use crate::error::{Result, SimError};
 use crate::policy;
 use crate::rng::WorkRng;
 use serde::Serialize;
+use tix_core::metrics::QuantumErrors;
 use tix_core::{PolicyOptions, MAX_WEIGHT};
 
 /// Service error of one client over a run, in quanta.
@@ -28,67 +29,6 @@ pub struct ErrorRun {
     pub clients: Vec<ClientError>,
     pub min: f64,
     pub max: f64,
-}
-
-/// Tracks E_A(0,t) = W_A − t·S_A/ΣS exactly (numerators over ΣS) after every
-/// quantum, in O(1) per quantum: a client's error only falls while others
-/// run, so its minimum is reached just before one of its quanta (or at the
-/// end) and its maximum just after one (or at t = 0).
-struct ErrorTracker {
-    shares: Vec<u64>,
-    total: i128,
-    work: Vec<u64>,
-    min_num: Vec<i128>,
-    max_num: Vec<i128>,
-    t: u64,
-}
-
-impl ErrorTracker {
-    fn new(shares: &[u64]) -> Self {
-        let n = shares.len();
-        ErrorTracker {
-            shares: shares.to_vec(),
-            total: shares.iter().map(|&s| s as i128).sum(),
-            work: vec![0; n],
-            min_num: vec![0; n],
-            max_num: vec![0; n],
-            t: 0,
-        }
-    }
-    #[inline]
-    fn num(&self, a: usize) -> i128 {
-        self.work[a] as i128 * self.total - self.t as i128 * self.shares[a] as i128
-    }
-    #[inline]
-    fn served(&mut self, a: usize) {
-        let before = self.num(a);
-        if before < self.min_num[a] {
-            self.min_num[a] = before;
-        }
-        self.work[a] += 1;
-        self.t += 1;
-        let after = self.num(a);
-        if after > self.max_num[a] {
-            self.max_num[a] = after;
-        }
-    }
-    /// Idle quantum (nobody runnable): time passes, nobody is served.
-    fn idle(&mut self) {
-        self.t += 1;
-    }
-    fn finish(&mut self) {
-        for a in 0..self.shares.len() {
-            let e = self.num(a);
-            self.min_num[a] = self.min_num[a].min(e);
-            self.max_num[a] = self.max_num[a].max(e);
-        }
-    }
-    fn min(&self, a: usize) -> f64 {
-        self.min_num[a] as f64 / self.total as f64
-    }
-    fn max(&self, a: usize) -> f64 {
-        self.max_num[a] as f64 / self.total as f64
-    }
 }
 
 fn check_shares(shares: &[u64]) -> Result<()> {
@@ -122,7 +62,7 @@ pub fn error_run(algo: &str, shares: &[u64], quanta: Option<u64>, seed: u64) -> 
     let clients = (0..shares.len())
         .map(|a| ClientError {
             share: shares[a],
-            service: tr.work[a],
+            service: tr.work(a),
             min: tr.min(a),
             max: tr.max(a),
         })
@@ -146,7 +86,7 @@ fn run_shares(
     quanta: u64,
     seed: u64,
     record: bool,
-) -> Result<(Vec<usize>, ErrorTracker)> {
+) -> Result<(Vec<usize>, QuantumErrors)> {
     let opts = PolicyOptions {
         quantum_ns: 1_000_000,
         seed,
@@ -157,7 +97,7 @@ fn run_shares(
     for &s in shares {
         sched.join(s)?;
     }
-    let mut tr = ErrorTracker::new(shares);
+    let mut tr = QuantumErrors::new(shares);
     let mut picks = Vec::new();
     if record {
         picks.reserve(quanta.min(1 << 24) as usize);

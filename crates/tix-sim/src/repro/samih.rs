@@ -163,7 +163,11 @@ pub fn twrs(cx: &Ctx) -> Result<Experiment> {
                 if mode { " = 1024 · (N − threads of the process), Eq. 3.3" } else { " = 1024" }
             );
             for (p, &k) in ["A", "B", "C"].iter().zip(&threads) {
-                let w = if mode { 1024 * (n - k) } else { 1024 };
+                let w = if mode {
+                    tix_core::twrs::thread_weight(1024, n, k)?
+                } else {
+                    1024
+                };
                 text += &format!(
                     "[[client]]\nname = \"{p}\"\nprocess = \"{p}\"\ntickets = {w}\ncount = {k}\n\n"
                 );
@@ -223,7 +227,7 @@ shares A/B/C (%): see the table's \"paper\" columns (CFS: proportional to thread
         plots: vec![format!("{stem}.svg")],
         commands: cmds,
         notes: "The fair policy is tix-core's EEVDF standing in for CFS (both divide a core in proportion to weight). \
-TWRS's weight rule (Eq. 3.3) is applied by the scenario as each thread's tickets; tix-core has no TWRS module.".into(),
+TWRS's weight rule (Eq. 3.3, tix_core::twrs::thread_weight) is applied by the scenario as each thread's tickets.".into(),
         agrees: Some((worst < 1.0, format!("largest difference from the ideal shares: {worst:.2} percentage points (bound 1)"))),
     })
 }
