@@ -107,7 +107,7 @@ measure() {
 
 scx_tix --policy lottery >"$log" 2>&1 &
 daemon=$!
-wait_state enabled 300000 || fail "scx_tix did not attach within 300 s (state $(sched_state))"
+wait_attach "$daemon" 300000 || fail "scx_tix did not attach (state $(sched_state); waited up to 300 s)"
 i=0
 until tix status >/dev/null 2>&1; do
     i=$((i + 1))

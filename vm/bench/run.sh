@@ -124,7 +124,7 @@ bench default
 for policy in lottery stride; do
     scx_tix --policy "$policy" >"$log" 2>&1 &
     daemon=$!
-    wait_state enabled 300000 || fail "scx_tix --policy $policy did not attach within 300 s"
+    wait_attach "$daemon" 300000 || fail "scx_tix --policy $policy did not attach (waited up to 300 s)"
     echo "bench: scx_tix $policy attached ($(ops_name))"
     bench "scx_tix-$policy"
     [ "$(sched_state)" = enabled ] || fail "scx_tix $policy was ejected during the benchmark"

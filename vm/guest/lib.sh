@@ -52,6 +52,17 @@ wait_state() {
     return 0
 }
 
+# wait_attach PID TIMEOUT_MS: wait for state "enabled" while the loader PID lives; fails at once if it exits.
+wait_attach() {
+    _end=$(($(now_ms) + $2))
+    while [ "$(sched_state)" != enabled ]; do
+        kill -0 "$1" 2>/dev/null || return 1
+        [ "$(now_ms)" -ge "$_end" ] && return 1
+        sleep 0.05
+    done
+    return 0
+}
+
 # measure_shares SECS PID...: CPU-time deltas over SECS; prints "PID NS SHARE" per pid (share of the sum).
 measure_shares() {
     _secs=$1

@@ -1,8 +1,11 @@
 # Relative rate of execution (Zepp Fig. 19-20, Waldspurger Fig. 4): two hogs
 # pinned to CPU 1 with process tickets r*100 : 100, r = 1, 2, 4, 10, 10 s each.
-# Root's base is raised to 10000 first so the integer floor of
-# base*tickets/sum (Zepp's v = b*p/t) keeps the value ratio exact to 0.1%
-# (with the default 1000, 10:1 would floor to 909:90 = 10.1).
+# The hogs run as alice, who runs nothing else: her runnable ticket sum is
+# exactly the two hogs' (as root, every short-lived shell, awk and the
+# daemon itself would join the sum while runnable and jitter the values).
+# Her base is raised to 10000 first so the integer floor of base*tickets/sum
+# (Zepp's v = b*p/t) keeps the value ratio exact to 0.1% (with the default
+# 1000, 10:1 would floor to 909:90 = 10.1).
 #
 # Stride: deterministic; the pairwise error is at most one slice (4 ms) in
 # 10 s, so the CPU-time ratio must be within 1% of r.
@@ -15,7 +18,7 @@
 rate_run() { # POLICY RATIO
     lrenice "$A" $(($2 * 100)) >/dev/null && lrenice "$B" 100 >/dev/null
     sleep 0.2
-    out=$(measure_shares 10 "$A" "$B")
+    out=$(measure_snap 10 "$A" "$B")
     ratio=$(ratio_of "$out")
     share=$(share_of "$out")
     target_share=$(awk -v r="$2" 'BEGIN { printf "%.4f\n", r / (r + 1) }')
@@ -32,9 +35,9 @@ rate_run() { # POLICY RATIO
 for pol in stride lottery; do
     tix_start --policy "$pol"
     check "$pol: attached" $?
-    lsetbase -u root 10000 >/dev/null
-    A=$(hog 1)
-    B=$(hog 1)
+    lsetbase -u alice 10000 >/dev/null
+    A=$(hog 1 alice)
+    B=$(hog 1 alice)
     for r in 1 2 4 10; do rate_run "$pol" "$r"; done
     stop "$A" "$B"
     tix_stop
@@ -45,14 +48,14 @@ done
 # and under stride (1% of the ratio).
 for pol in lottery stride; do
     tix_start --policy "$pol"
-    lsetbase -u root 10000 >/dev/null
-    A=$(hog 1)
-    B=$(hog 1)
+    lsetbase -u alice 10000 >/dev/null
+    A=$(hog 1 alice)
+    B=$(hog 1 alice)
     lrenice "$A" 400 >/dev/null && lrenice "$B" 100 >/dev/null
     sleep 0.2
-    o1=$(measure_shares 8 "$A" "$B")
+    o1=$(measure_snap 8 "$A" "$B")
     lrenice "$A" 100 >/dev/null
-    o2=$(measure_shares 8 "$A" "$B")
+    o2=$(measure_snap 8 "$A" "$B")
     diag "$pol change: 4:1 half ratio $(ratio_of "$o1") share $(share_of "$o1"); 1:1 half ratio $(ratio_of "$o2") share $(share_of "$o2")"
     if [ "$pol" = stride ]; then
         within "$(ratio_of "$o1")" 4 0.01 && within "$(ratio_of "$o2")" 1 0.01

@@ -18,9 +18,14 @@ tix_start() {
     return 0
 }
 
-# tix_stop: SIGTERM the daemon and wait for it.
+# tix_stop: SIGTERM the daemon and wait for it; if it had already exited
+# (ejected by the kernel), show why.
 tix_stop() {
     [ -n "$TIX_DPID" ] || return 0
+    if ! kill -0 "$TIX_DPID" 2>/dev/null; then
+        diag "scx_tix had exited:"
+        grep -v '^ *$' "$TIX_LOG" | head -12 | sed 's/^/#   /'
+    fi
     kill -TERM "$TIX_DPID" 2>/dev/null
     wait "$TIX_DPID" 2>/dev/null
     TIX_DPID=
@@ -36,3 +41,26 @@ share_of() { echo "$1" | awk 'NR == 1 { print $3 }'; }
 
 # near VALUE TARGET TOL: |VALUE - TARGET| <= TOL (absolute).
 near() { awk -v v="$1" -v t="$2" -v e="$3" 'BEGIN { d = v - t; if (d < 0) d = -d; exit !(d <= e) }'; }
+
+# snap_ns PID...: CPU time (ns) of each single-threaded PID, read by ONE cat
+# so the samples are near-simultaneous (separate reads fork per pid, and
+# under TCG the gap between them skews short windows by tens of ms).
+snap_ns() {
+    _f=""
+    for _p in "$@"; do _f="$_f /proc/$_p/schedstat"; done
+    cat $_f 2>/dev/null | awk '{ printf "%s ", $1 } END { print "" }'
+}
+
+# measure_snap SECS PID...: like lib.sh's measure_shares ("PID NS SHARE").
+measure_snap() {
+    _secs=$1
+    shift
+    _b=$(snap_ns "$@")
+    sleep "$_secs"
+    _a=$(snap_ns "$@")
+    echo "$* |$_b|$_a" | awk -F'|' '{
+        n = split($1, p, " "); split($2, b, " "); split($3, a, " ")
+        for (i = 1; i <= n; i++) { d[i] = a[i] - b[i]; s += d[i] }
+        for (i = 1; i <= n; i++) printf "%s %.0f %.4f\n", p[i], d[i], (s > 0 ? d[i] / s : 0)
+    }'
+}

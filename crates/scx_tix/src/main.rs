@@ -60,8 +60,8 @@ fn main() -> ExitCode {
 
 fn policy_code(p: Policy) -> u32 {
     match p {
-        Policy::Lottery => bpf_intf::tix_consts_TIX_POLICY_LOTTERY as u32,
-        Policy::Stride => bpf_intf::tix_consts_TIX_POLICY_STRIDE as u32,
+        Policy::Lottery => bpf_intf::tix_consts_TIX_POLICY_LOTTERY,
+        Policy::Stride => bpf_intf::tix_consts_TIX_POLICY_STRIDE,
     }
 }
 
@@ -79,7 +79,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
     builder.obj_builder.debug(opts.verbose > 1);
     let mut skel = scx_ops_open!(builder, &mut open_object, tix_ops, None)?;
     let nr_cpus = libbpf_rs::num_possible_cpus()? as u32;
-    if nr_cpus > bpf_intf::tix_consts_TIX_MAX_CPUS as u32 {
+    if nr_cpus > bpf_intf::tix_consts_TIX_MAX_CPUS {
         anyhow::bail!(
             "{nr_cpus} possible CPUs; scx_tix supports at most {}",
             bpf_intf::tix_consts_TIX_MAX_CPUS
@@ -149,7 +149,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
             eprintln!("scx_tix: policy {}", p.name());
         }
         ticks += 1;
-        if ticks % 10 == 0 {
+        if ticks.is_multiple_of(10) {
             let now = stats::monotonic_ns();
             let c = read_counters(&skel);
             let r = stats::rate(last.decisions, c.decisions, now - last_t);

@@ -58,14 +58,22 @@ fn stride_model_follows_tix_core_step_by_step() {
         for step in 0..2_000 {
             let a = core.pick();
             let b = unsafe { tix_m_dispatch() };
-            assert_eq!(a.map(|x| x as i32).unwrap_or(-1), b, "seed {seed} step {step}");
+            assert_eq!(
+                a.map(|x| x as i32).unwrap_or(-1),
+                b,
+                "seed {seed} step {step}"
+            );
             if let Some(id) = a {
                 // Mostly full slices, often partial (a blocking or yielding task).
-                let used = if m.next() % 3 == 0 { 1 + m.next() % SLICE } else { SLICE };
+                let used = if m.next().is_multiple_of(3) {
+                    1 + m.next() % SLICE
+                } else {
+                    SLICE
+                };
                 core.charge(id, used).unwrap();
                 unsafe { tix_m_charge(id as i32, used) };
                 assert_eq!(core.pass(id).unwrap(), unsafe { tix_m_pass(id as i32) });
-                if m.next() % 5 == 0 && blocked.iter().filter(|x| !**x).count() > 1 {
+                if m.next().is_multiple_of(5) && blocked.iter().filter(|x| !**x).count() > 1 {
                     core.block(id).unwrap();
                     blocked[id] = true;
                 } else {
@@ -79,14 +87,18 @@ fn stride_model_follows_tix_core_step_by_step() {
             // rather than compared.)
             let vt = core.global_pass();
             let tie = (0..n).any(|i| !blocked[i] && core.pass(i).unwrap() == vt);
-            if !tie && m.next() % 2 == 0 {
-                if let Some(i) = (0..n).find(|&i| blocked[i] && m.next() % 2 == 0) {
+            if !tie && m.next().is_multiple_of(2) {
+                if let Some(i) = (0..n).find(|&i| blocked[i] && m.next().is_multiple_of(2)) {
                     core.wake(i).unwrap();
                     blocked[i] = false;
                     unsafe { tix_m_enqueue(i as i32, 0) };
                 }
             }
-            assert_eq!(core.global_pass(), unsafe { tix_m_vt() }, "seed {seed} step {step}");
+            assert_eq!(
+                core.global_pass(),
+                unsafe { tix_m_vt() },
+                "seed {seed} step {step}"
+            );
         }
     }
 }

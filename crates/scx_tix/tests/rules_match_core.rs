@@ -52,7 +52,19 @@ impl Mix {
 
 #[test]
 fn neg_ln_edges_and_sweep() {
-    for u in [0u32, 1, 2, 3, 255, 256, 1 << 16, (1 << 31) - 1, 1 << 31, u32::MAX - 1, u32::MAX] {
+    for u in [
+        0u32,
+        1,
+        2,
+        3,
+        255,
+        256,
+        1 << 16,
+        (1 << 31) - 1,
+        1 << 31,
+        u32::MAX - 1,
+        u32::MAX,
+    ] {
         assert_eq!(c_neg_ln(u), race::neg_ln_q16(u), "u={u}");
     }
     let mut m = Mix(1);
@@ -66,10 +78,22 @@ fn neg_ln_edges_and_sweep() {
 fn race_delta_sweep() {
     let mut m = Mix(2);
     for _ in 0..200_000 {
-        let e = if m.next() % 2 == 0 { m.next() % 1_500_000 } else { m.spread() };
+        let e = if m.next().is_multiple_of(2) {
+            m.next() % 1_500_000
+        } else {
+            m.spread()
+        };
         let v = m.spread();
-        let slice = if m.next() % 2 == 0 { 4_000_000 } else { m.spread() };
-        let used = if m.next() % 2 == 0 { m.next() % slice.max(1).saturating_mul(2) } else { m.spread() };
+        let slice = if m.next().is_multiple_of(2) {
+            4_000_000
+        } else {
+            m.spread()
+        };
+        let used = if m.next().is_multiple_of(2) {
+            m.next() % slice.max(1).saturating_mul(2)
+        } else {
+            m.spread()
+        };
         for comp in [false, true] {
             assert_eq!(
                 c_delta(e, v, used, slice, comp),
@@ -86,7 +110,10 @@ fn race_delta_sweep() {
         (1_453_632, 1, 0, 4_000_000),
     ] {
         for comp in [false, true] {
-            assert_eq!(c_delta(e, v, u, s, comp), race::race_delta(e, v, u, s, comp));
+            assert_eq!(
+                c_delta(e, v, u, s, comp),
+                race::race_delta(e, v, u, s, comp)
+            );
         }
     }
 }
@@ -97,9 +124,14 @@ fn task_value_sweep() {
     for _ in 0..200_000 {
         // Half in the kernel's ranges (base 100..10000, tickets 1..10000),
         // half anywhere in u64.
-        let (b, t, urt, prt) = if m.next() % 2 == 0 {
+        let (b, t, urt, prt) = if m.next().is_multiple_of(2) {
             let t = 1 + m.next() % 10_000;
-            (100 + m.next() % 9_901, t, t + m.next() % 1_000_000, m.next() % 64)
+            (
+                100 + m.next() % 9_901,
+                t,
+                t + m.next() % 1_000_000,
+                m.next() % 64,
+            )
         } else {
             (m.spread(), m.spread(), m.spread(), m.spread())
         };
@@ -109,8 +141,14 @@ fn task_value_sweep() {
             "b={b} t={t} urt={urt} prt={prt}"
         );
     }
-    assert_eq!(c_value(u64::MAX, u64::MAX, 1, 1), zepp::task_value(u64::MAX, u64::MAX, 1, 1));
-    assert_eq!(c_value(u64::MAX, u64::MAX, 3, u64::MAX), zepp::task_value(u64::MAX, u64::MAX, 3, u64::MAX));
+    assert_eq!(
+        c_value(u64::MAX, u64::MAX, 1, 1),
+        zepp::task_value(u64::MAX, u64::MAX, 1, 1)
+    );
+    assert_eq!(
+        c_value(u64::MAX, u64::MAX, 3, u64::MAX),
+        zepp::task_value(u64::MAX, u64::MAX, 3, u64::MAX)
+    );
     assert_eq!(c_value(0, 0, 0, 0), 1);
     // Zepp's Table 1: Fred 200 base, tickets 1000 and 3000 -> 50 and 150.
     assert_eq!(c_value(200, 1000, 4000, 1), 50);
@@ -123,7 +161,11 @@ fn pass_delta_and_wake_sweep() {
     for _ in 0..200_000 {
         let used = m.spread();
         let v = m.spread();
-        assert_eq!(c_pass(used, v), stride::pass_delta(used, v), "used={used} v={v}");
+        assert_eq!(
+            c_pass(used, v),
+            stride::pass_delta(used, v),
+            "used={used} v={v}"
+        );
         let (p, t) = (m.next(), m.next());
         // SAFETY: pure C functions of integers.
         unsafe {
@@ -177,7 +219,10 @@ fn bounded_bpf_variant_matches_core_on_the_kernel_domain() {
             }
             let (b, t) = (100 + m.next() % 9_901, 1 + m.next() % 10_000);
             let (urt, prt) = (m.next() % 10_000_000, m.next() % 1_000);
-            assert_eq!(tix_cb_task_value(b, t, urt, prt), zepp::task_value(b, t, urt, prt));
+            assert_eq!(
+                tix_cb_task_value(b, t, urt, prt),
+                zepp::task_value(b, t, urt, prt)
+            );
             let used = m.next() % (1 << 48);
             assert_eq!(tix_cb_pass_delta(used, v), stride::pass_delta(used, v));
         }

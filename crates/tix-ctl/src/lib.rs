@@ -216,7 +216,10 @@ pub enum ClientError {
     /// No daemon listens at the socket.
     NotRunning(String),
     /// The daemon answered with an error.
-    Refused { kind: ErrorKind, message: String },
+    Refused {
+        kind: ErrorKind,
+        message: String,
+    },
     Io(std::io::Error),
     Protocol(String),
 }
@@ -298,7 +301,10 @@ mod tests {
 
     #[test]
     fn requests_round_trip_as_documented() {
-        let r = Request::SetTickets { pid: 7, tickets: 400 };
+        let r = Request::SetTickets {
+            pid: 7,
+            tickets: 400,
+        };
         let s = serde_json::to_string(&r).unwrap();
         assert_eq!(s, r#"{"op":"set_tickets","pid":7,"tickets":400}"#);
         assert_eq!(serde_json::from_str::<Request>(&s).unwrap(), r);

@@ -60,7 +60,10 @@ pub fn status(a: StatusArgs) -> Result<u8> {
         Ok(Response::Status(s)) => {
             println!("attached: {}", if s.attached { "yes" } else { "no" });
             println!("policy: {}", s.policy.name());
-            println!("compensation: {}", if s.compensation { "on" } else { "off" });
+            println!(
+                "compensation: {}",
+                if s.compensation { "on" } else { "off" }
+            );
             println!("slice_us: {}", s.slice_us);
             println!("decisions_per_sec: {:.0}", s.decisions_per_sec);
             println!(
@@ -72,7 +75,10 @@ pub fn status(a: StatusArgs) -> Result<u8> {
         Ok(other) => bail!("unexpected answer {other:?}"),
         Err(ClientError::NotRunning(_)) => {
             println!("attached: no");
-            eprintln!("tix: scheduler not running (no scx_tix daemon at {})", sock.display());
+            eprintln!(
+                "tix: scheduler not running (no scx_tix daemon at {})",
+                sock.display()
+            );
             Ok(1)
         }
         Err(e) => Err(anyhow!(e)),
@@ -100,10 +106,18 @@ pub fn render(before: &Top, after: &Top, active_only: bool) -> String {
     let deltas: Vec<u64> = after
         .tasks
         .iter()
-        .map(|t| t.runtime_ns.saturating_sub(*prev.get(&t.pid).unwrap_or(&t.runtime_ns)))
+        .map(|t| {
+            t.runtime_ns
+                .saturating_sub(*prev.get(&t.pid).unwrap_or(&t.runtime_ns))
+        })
         .collect();
     let total_ran: u64 = deltas.iter().sum();
-    let total_value: u64 = after.tasks.iter().filter(|t| t.runnable).map(|t| t.value).sum();
+    let total_value: u64 = after
+        .tasks
+        .iter()
+        .filter(|t| t.runnable)
+        .map(|t| t.value)
+        .sum();
     let mut out = format!(
         "{:>7} {:>7} {:>6} {:<15} {:>7} {:>6} {:>8} {:>9} {:>9} {:>8}\n",
         "PID", "TGID", "UID", "COMM", "TICKETS", "BASE", "VALUE", "EXPECTED", "MEASURED", "WINS"
@@ -187,7 +201,9 @@ fn pid_arg(s: &str) -> Result<u32> {
 fn lnice(args: &[String]) -> Result<u8> {
     let (tickets, cmd) = match args.first().map(String::as_str) {
         Some("-p") => {
-            let n = args.get(1).context("usage: lnice [-p TICKETS] COMMAND [ARGS]...")?;
+            let n = args
+                .get(1)
+                .context("usage: lnice [-p TICKETS] COMMAND [ARGS]...")?;
             (number(n, "TICKETS")?, &args[2..])
         }
         _ => (tix_ctl::DEFAULT_TICKETS, args),
@@ -291,12 +307,20 @@ mod tests {
     fn shares_from_two_samples() {
         let a = Top {
             now_ns: 0,
-            tasks: vec![row(1, 800, 0, true), row(2, 200, 0, true), row(3, 5, 7, false)],
+            tasks: vec![
+                row(1, 800, 0, true),
+                row(2, 200, 0, true),
+                row(3, 5, 7, false),
+            ],
             users: vec![],
         };
         let b = Top {
             now_ns: 1,
-            tasks: vec![row(1, 800, 600, true), row(2, 200, 400, true), row(3, 5, 7, false)],
+            tasks: vec![
+                row(1, 800, 600, true),
+                row(2, 200, 400, true),
+                row(3, 5, 7, false),
+            ],
             users: vec![],
         };
         let out = render(&a, &b, true);
@@ -318,6 +342,9 @@ mod tests {
         assert_eq!(alias_main(&argv(&["lrenice", "x", "5"])), Some(1));
         assert_eq!(alias_main(&argv(&["lsetbase", "-u"])), Some(1));
         assert_eq!(alias_main(&argv(&["lnice", "-p"])), Some(1));
-        assert_eq!(alias_main(&argv(&["ltix", "-u", "no-such-user-tix"])), Some(1));
+        assert_eq!(
+            alias_main(&argv(&["ltix", "-u", "no-such-user-tix"])),
+            Some(1)
+        );
     }
 }

@@ -11,7 +11,11 @@ mod schedule;
 mod sim;
 
 #[derive(Parser)]
-#[command(name = "tix", version, about = "Proportional-share CPU scheduling: lottery, stride, GR3 and relatives")]
+#[command(
+    name = "tix",
+    version,
+    about = "Proportional-share CPU scheduling: lottery, stride, GR3 and relatives"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

@@ -42,6 +42,7 @@ struct tix_user_stat {
 struct tix_proc_state {
 	unsigned int nr_runnable;	/* runnable threads */
 	unsigned int counted;		/* tickets added to the user's runnable sum */
+	unsigned int uid;		/* the user they were added to */
 };
 
 #endif /* __TIX_INTF_H */

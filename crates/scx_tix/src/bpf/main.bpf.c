@@ -52,7 +52,14 @@
  *  - starvation guard: a domain with queued tasks that no dispatch served
  *    for starve_ns is served first, so pinned tasks and kthreads cannot stall
  *    whatever the draws (changes the odds only after starve_ns of neglect);
- *  - an idle CPU found at wake-up runs the task at once (no contention there).
+ *  - an idle CPU found at wake-up runs the task at once (no contention there);
+ *  - a key's lead over T_dom is capped at about starve_ns of the domain's
+ *    service (see draw_key): only tasks whose fair wait exceeds that are
+ *    affected, so no runnable task waits long enough for the watchdog;
+ *  - a process that changes owner while runnable moves its tickets to the
+ *    new user's runnable sum at its next draw (value_of);
+ *  - rules.h's 128-bit divisions saturate in BPF when the dividend exceeds
+ *    2^64, which no input formed here can reach (see tix_div128).
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -85,6 +92,7 @@ struct task_ctx {
 	u64 value;		/* value snapshot counted in V_dom */
 	u64 pass;		/* stride pass */
 	u64 started_at;
+	u64 exec_at;		/* p->se.sum_exec_runtime when last charged */
 	u64 last_used;
 	u32 dom;
 	u32 next_dom;
@@ -235,12 +243,26 @@ static u64 value_of(struct task_struct *p)
 	tickets = tickets_of(tgid);
 	ps = proc_state_get(tgid);
 	if (ps) {
+		u32 ouid = ps->uid;
+
 		prt = ps->nr_runnable;
+		/* A process that changed owner while runnable (su, setuid: the
+		 * hog that never sleeps again) moves its tickets to the new
+		 * user's sum at its next draw. */
+		if (prt > 0 && ouid != uid &&
+		    __sync_bool_compare_and_swap(&ps->uid, ouid, uid)) {
+			rt = bpf_map_lookup_elem(&user_rt, &ouid);
+			if (rt)
+				__sync_fetch_and_sub(rt, (s64)ps->counted);
+			rt = user_rt_get(uid);
+			if (rt)
+				__sync_fetch_and_add(rt, (s64)ps->counted);
+		}
 		old = ps->counted;
 		/* Fold a ticket change of a still-runnable process into the sum. */
 		if (prt > 0 && old != tickets &&
 		    __sync_bool_compare_and_swap(&ps->counted, old, tickets)) {
-			rt = user_rt_get(uid);
+			rt = user_rt_get(ps->uid);
 			if (rt)
 				__sync_fetch_and_add(rt, (s64)tickets - (s64)old);
 		}
@@ -320,9 +342,14 @@ static void charge(struct task_struct *p, struct task_ctx *tctx, u64 now)
 	u32 pid = p->pid, uid = task_uid(p);
 	u64 used, bucket;
 
-	if (!tctx->started_at || now <= tctx->started_at)
+	/* Charge the kernel's own execution time (the clock schedstat and
+	 * the slice use), not wall time: interrupts are not the task's. */
+	u64 sum = p->se.sum_exec_runtime;
+
+	if (!tctx->started_at || sum <= tctx->exec_at)
 		return;
-	used = now - tctx->started_at;
+	used = sum - tctx->exec_at;
+	tctx->exec_at = sum;
 	tctx->started_at = now;
 	tctx->last_used = used;
 	tctx->pass = tix_sat_add(tctx->pass, tix_bpf_pass_delta(used, tctx->value));
@@ -553,6 +580,7 @@ void BPF_STRUCT_OPS(tix_running, struct task_struct *p)
 		return;
 	unqueue(tctx);
 	tctx->started_at = bpf_ktime_get_ns();
+	tctx->exec_at = p->se.sum_exec_runtime;
 	count_win(p, tctx->value);
 }
 
@@ -577,7 +605,8 @@ void BPF_STRUCT_OPS(tix_runnable, struct task_struct *p, u64 enq_flags)
 		/* First runnable thread: the process enters the user's sum. */
 		tickets = tickets_of(tgid);
 		ps->counted = tickets;
-		rt = user_rt_get(task_uid(p));
+		ps->uid = task_uid(p);
+		rt = user_rt_get(ps->uid);
 		if (rt)
 			__sync_fetch_and_add(rt, (s64)tickets);
 	}
@@ -595,7 +624,7 @@ void BPF_STRUCT_OPS(tix_quiescent, struct task_struct *p, u64 deq_flags)
 	if (!ps || !ps->nr_runnable)
 		return;
 	if (__sync_fetch_and_sub(&ps->nr_runnable, 1) == 1) {
-		uid = task_uid(p);
+		uid = ps->uid;
 		rt = bpf_map_lookup_elem(&user_rt, &uid);
 		if (rt)
 			__sync_fetch_and_sub(rt, (s64)ps->counted);
