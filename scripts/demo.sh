@@ -10,6 +10,9 @@
 #   --no-build   use already built binaries
 # env: CARGO_TARGET_DIR (where the release binaries are), TIX_VM_* (see vm/run.sh)
 set -euo pipefail
+# Multi-threaded TCG crashed a guest on a second attach (int3 in
+# task_should_scx during fork); single-threaded TCG has not.
+export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 mode=auto

@@ -11,6 +11,9 @@
 #   defaults: --cpus 2 --reps 3 --secs 10 --hogs <cpus> --groups 2 --loops 50
 # TCG timings are slow and noisy: compare only rows of one run.
 set -euo pipefail
+# Multi-threaded TCG crashed a guest on a second attach (int3 in
+# task_should_scx during fork); single-threaded TCG has not.
+export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
 cpus=2

@@ -122,8 +122,8 @@ static inline u64 tix_neg_ln_q16(u32 u)
 
 /*
  * Increment of a key in the race: E/value in Q(16+20); with compensation a
- * task that used a fraction f < 1 of its slice competes with value/f, f in
- * Q10 clamped to [1/1024, 1].
+ * task that used a fraction f of its slice competes with value/f, f in Q10
+ * clamped to [1/1024, 4] (f > 1: an overrun past a tick-bounded slice).
  */
 static inline u64 tix_race_delta(u64 e_q16, u64 value, u64 used_ns,
 				 u64 slice_ns, int compensate)
@@ -137,13 +137,13 @@ static inline u64 tix_race_delta(u64 e_q16, u64 value, u64 used_ns,
 	t.hi = e_q16 >> (64 - TIX_RACE_SHIFT);
 	t.lo = e_q16 << TIX_RACE_SHIFT;
 	d = tix_div128(t, value);
-	if (compensate && slice_ns > 0 && used_ns < slice_ns) {
+	if (compensate && slice_ns > 0 && used_ns != slice_ns) {
 		f = tix_sat64(tix_div128(tix_mul64(used_ns, 1024), slice_ns));
 		if (f < 1)
 			f = 1;
-		if (f > 1024)
-			f = 1024;
-		/* d < 2^84 and f <= 2^10: d * f fits 128 bits */
+		if (f > 4096)
+			f = 4096;
+		/* d < 2^84 and f <= 2^12: d * f fits 128 bits */
 		t = tix_mul64(d.lo, f);
 		t.hi += d.hi * f;
 		/* >> 10 */
