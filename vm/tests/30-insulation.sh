@@ -1,7 +1,7 @@
 # User insulation (Zepp Fig. 32-38): alice runs 1 hog, bob 10, all on CPU 1,
 # equal base tickets -> alice's hog gets 50% (bob's 10 split the other half).
 # Then bob's base is doubled -> alice 1/3. Lottery, 10 s each: ~2500 draws,
-# sd of alice's share <= 1 point, tolerance +-3 points (>= 3 sd).
+# sd of alice's share <= 1 point; bound max(3 points, 4 sd) (lottery_tol).
 
 tix_start --policy lottery
 check "insulation: attached" $?
@@ -12,13 +12,13 @@ sleep 0.5
 out=$(measure_shares 10 "$AL" $BOBS)
 sa=$(share_of "$out")
 diag "alice 1 hog vs bob 10, equal base: alice share $sa (target 0.5)"
-near "$sa" 0.5 0.03; check "equal base: alice's one hog gets 50% +-3" $?
+t=$(lottery_tol 0.5 10); near "$sa" 0.5 "$t"; check "equal base: alice's one hog gets 50% +-$t" $?
 lsetbase -u bob 2000 >/dev/null; check "root doubles bob's base" $?
 sleep 0.2
 out=$(measure_shares 10 "$AL" $BOBS)
 sa=$(share_of "$out")
 diag "bob base doubled: alice share $sa (target 0.3333)"
-near "$sa" 0.3333 0.03; check "bob's base doubled: alice gets 33% +-3" $?
+t=$(lottery_tol 0.3333 10); near "$sa" 0.3333 "$t"; check "bob's base doubled: alice gets 33% +-$t" $?
 tix top --once --active >/tmp/top.out 2>&1; r=$?
 sed -n '1,14p' /tmp/top.out | sed 's/^/#   /'
 [ $r = 0 ] && grep -q "$AL" /tmp/top.out; check "tix top --once lists the hogs" $?

@@ -30,8 +30,11 @@ struct Opts {
     /// Scheduling policy: lottery or stride (switchable later with `tix policy`).
     #[arg(long, default_value = "lottery")]
     policy: Policy,
-    /// Slice length in µs (4000 = one tick at HZ=250).
-    #[arg(long, default_value_t = 4000, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
+    /// Slice length in µs. Slices end only at a timer tick: the default sits
+    /// just under one tick at HZ=250 (4 ms), so every quantum is one tick;
+    /// a slice of exactly 4000 often survives the first tick by a hair and
+    /// runs two, which makes quanta uneven and lottery shares noisier.
+    #[arg(long, default_value_t = 3500, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     slice_us: u64,
     /// Turn compensation tickets off (seed 001 §3.4).
     #[arg(long)]
