@@ -39,12 +39,15 @@ ratio_of() { echo "$1" | awk 'NR == 1 { a = $2 } NR == 2 { b = $2 } END { printf
 # share_of OUT: share of the first pid.
 share_of() { echo "$1" | awk 'NR == 1 { print $3 }'; }
 
-# near VALUE TARGET TOL: |VALUE - TARGET| <= TOL (absolute).
 # lottery_tol P SECS: max(0.03, 4 binomial sd of a share p over 250*SECS draws)
 lottery_tol() {
-    awk -v p="$1" -v t="$2" 'BEGIN { s = 4 * sqrt(p * (1 - p) / (250 * t)); if (s < 0.03) s = 0.03; printf "%.4f\n", s }'
+    # The guest's busybox awk has no math library: sqrt by Newton's method.
+    awk -v p="$1" -v t="$2" 'BEGIN { v = 16 * p * (1 - p) / (250 * t); s = v + 1
+        for (i = 0; i < 60; i++) s = (s + v / s) / 2
+        if (s < 0.03) s = 0.03; printf "%.4f\n", s }'
 }
 
+# near VALUE TARGET TOL: |VALUE - TARGET| <= TOL (absolute).
 near() { awk -v v="$1" -v t="$2" -v e="$3" 'BEGIN { d = v - t; if (d < 0) d = -d; exit !(d <= e) }'; }
 
 # snap_ns PID...: CPU time (ns) of each single-threaded PID, read by ONE cat
