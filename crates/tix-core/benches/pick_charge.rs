@@ -2,12 +2,19 @@
 //! 10^5 and 10^6 runnable clients (every registry algorithm; the O(n) list
 //! lottery only up to 10^5). Weights are a fixed pseudo-random spread over
 //! 1..=1024, joined largest first (keeps VTRR's sorted insert at the tail).
-//! Run: `cargo bench -p tix-core --bench pick_charge`; compare against rr.
+//!
+//! Group `pick_charge` calls each policy through its concrete type, as a
+//! library user (or the simulator's inner loop) would; group `dyn` calls a
+//! few through `Box<dyn Scheduler>` from the registry, to show what the
+//! dynamic dispatch adds. rr is the peer every row is compared against.
+//! Run: `cargo bench -p tix-core --bench pick_charge`
+//! (`TIX_BENCH_SIZES=10,1000,100000` to choose the sizes).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use std::time::Duration;
-use tix_core::{registry, PolicyOptions};
+use tix_core::lottery::{Draw, Lottery};
+use tix_core::{registry, PolicyOptions, Scheduler};
 
 const Q: u64 = 1_000_000;
 
@@ -25,39 +32,94 @@ fn weights(n: usize) -> Vec<u64> {
     w
 }
 
-fn pick_charge(c: &mut Criterion) {
-    let sizes: Vec<usize> = match std::env::var("TIX_BENCH_SIZES") {
+fn sizes() -> Vec<usize> {
+    match std::env::var("TIX_BENCH_SIZES") {
         Ok(s) => s.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
         Err(_) => vec![10, 1_000, 100_000, 1_000_000],
-    };
-    let opts = PolicyOptions {
-        quantum_ns: Q,
-        seed: 1,
-    };
-    let mut g = c.benchmark_group("pick_charge");
+    }
+}
+
+const OPTS: PolicyOptions = PolicyOptions {
+    quantum_ns: Q,
+    seed: 1,
+};
+
+/// Join `n` clients, then time pick + charge of whatever was picked.
+fn run<S: Scheduler + ?Sized>(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    n: usize,
+    s: &mut S,
+) {
+    for w in weights(n) {
+        s.join(w).expect("valid weight");
+    }
+    g.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+        b.iter(|| {
+            let id = s.pick().expect("runnable clients");
+            s.charge(black_box(id), Q)
+                .expect("charge the picked client");
+        })
+    });
+}
+
+fn group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group(name);
     g.warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(2))
         .sample_size(20);
-    for algo in registry::ALGOS {
-        for &n in &sizes {
+    g
+}
+
+fn pick_charge(c: &mut Criterion) {
+    use tix_core::*;
+    let mut g = group(c, "pick_charge");
+    for n in sizes() {
+        // One concrete type per registry name; the match keeps this list
+        // and registry::ALGOS from drifting apart (an unknown name panics).
+        for algo in registry::ALGOS {
             if *algo == "lottery" && n > 100_000 {
                 continue;
             }
-            let mut s = registry::build(algo, &opts).expect("registry name");
-            for w in weights(n) {
-                s.join(w).expect("valid weight");
+            let o = &OPTS;
+            match *algo {
+                "rr" => run(&mut g, algo, n, &mut rr::RoundRobin::new(o)),
+                "wrr" => run(&mut g, algo, n, &mut wrr::WeightedRoundRobin::new(o)),
+                "lottery" => run(&mut g, algo, n, &mut Lottery::new(o, Draw::List)),
+                "lottery-tree" => run(&mut g, algo, n, &mut Lottery::new(o, Draw::Tree)),
+                "lottery-o1" => run(&mut g, algo, n, &mut Lottery::new(o, Draw::O1)),
+                "lottery-race" => run(&mut g, algo, n, &mut Lottery::new(o, Draw::Race)),
+                "stride" => run(&mut g, algo, n, &mut stride::Stride::new(o)),
+                "wfq" => run(&mut g, algo, n, &mut wfq::Wfq::new(o)),
+                "wf2q" => run(&mut g, algo, n, &mut wf2q::Wf2qPlus::new(o)),
+                "eevdf" => run(&mut g, algo, n, &mut eevdf::Eevdf::new(o)),
+                "vtrr" => run(&mut g, algo, n, &mut vtrr::Vtrr::new(o)),
+                "srr" => run(&mut g, algo, n, &mut srr::Srr::new(o)),
+                "gr3" => run(&mut g, algo, n, &mut gr3::Gr3::new(o)),
+                "fcfs" => run(&mut g, algo, n, &mut fcfs::Fcfs::new(o)),
+                "sjf" => run(&mut g, algo, n, &mut sjf::Sjf::new(o)),
+                "srtf" => run(&mut g, algo, n, &mut srtf::Srtf::new(o)),
+                "mlfq" => run(&mut g, algo, n, &mut mlfq::Mlfq::new(o)),
+                other => panic!("bench does not know policy {other}"),
             }
-            g.bench_with_input(BenchmarkId::new(*algo, n), &n, |b, _| {
-                b.iter(|| {
-                    let id = s.pick().expect("runnable clients");
-                    s.charge(black_box(id), Q)
-                        .expect("charge the picked client");
-                })
-            });
         }
     }
     g.finish();
 }
 
-criterion_group!(benches, pick_charge);
+fn dyn_dispatch(c: &mut Criterion) {
+    let mut g = group(c, "dyn");
+    for n in sizes() {
+        for algo in ["rr", "gr3", "lottery-o1", "stride"] {
+            let mut s = registry::build(algo, &OPTS).expect("registry name");
+            run(&mut g, algo, n, s.as_mut());
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pick_charge, dyn_dispatch);
 criterion_main!(benches);
