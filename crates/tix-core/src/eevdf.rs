@@ -11,16 +11,16 @@
 //! weight change rescales lag and relative deadline by w_old/w_new. Not
 //! followed: new clients get a full (not half) first slice.
 
+use crate::eligible::{udiv, EligibleQueue};
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
-use crate::wf2q::EligibleQueue;
 
 /// Fixed point: 2^-20 ns per unit of weight, leaving room for w·v sums in i128.
 const SHIFT: u32 = 20;
 
 fn vdelta(ns: u64, w: u64) -> i128 {
-    (((ns as u128) << SHIFT) / w.max(1) as u128) as i128
+    udiv((ns as u128) << SHIFT, w.max(1) as u128) as i128
 }
 
 /// EEVDF scheduler; `q.start` holds vruntimes, `q.finish` deadlines.
@@ -35,6 +35,8 @@ pub struct Eevdf {
     sum_w: i128,
     /// Per blocked client: (lag V − v, deadline − v) at block time.
     saved: Vec<(i128, i128)>,
+    /// Per client: vdelta(quantum, weight), kept with the weight.
+    slice: Vec<i128>,
 }
 
 impl Eevdf {
@@ -46,6 +48,7 @@ impl Eevdf {
             sum_wv: 0,
             sum_w: 0,
             saved: Vec::new(),
+            slice: Vec::new(),
         }
     }
 
@@ -53,6 +56,9 @@ impl Eevdf {
     pub fn avg_vruntime(&self) -> i128 {
         if self.sum_w == 0 {
             self.v0
+        } else if let (Ok(a), Ok(b)) = (i64::try_from(self.sum_wv), i64::try_from(self.sum_w)) {
+            // Same quotient by the 64-bit divide (an i128 one is a library call).
+            self.v0 + a.div_euclid(b) as i128
         } else {
             self.v0 + self.sum_wv.div_euclid(self.sum_w)
         }
@@ -84,7 +90,9 @@ impl Eevdf {
         }
     }
 
-    fn rebase(&mut self) {
+    /// Returns V, which a rebase leaves unchanged (v0 + ⌊Σ/W⌋ with v0
+    /// moved by an integer k and Σ by k·W).
+    fn rebase(&mut self) -> i128 {
         // Keep v − v0 small so w·(v − v0) never nears i128's range.
         let v = self.avg_vruntime();
         let shift = v - self.v0;
@@ -92,6 +100,7 @@ impl Eevdf {
             self.sum_wv -= self.sum_w * shift;
             self.v0 = v;
         }
+        v
     }
 
     fn place(&mut self, id: ClientId, lag: i128, rel_deadline: i128) {
@@ -105,7 +114,7 @@ impl Eevdf {
         self.q.start[id] = v_avg - lag;
         self.q.finish[id] = self.q.start[id] + rel_deadline;
         self.account(id, 1);
-        self.q.insert(id, false);
+        self.q.insert(id);
     }
 }
 
@@ -115,16 +124,18 @@ impl Scheduler for Eevdf {
     }
     roster_accessors!();
     fn join(&mut self, weight: u64) -> Result<ClientId> {
+        self.q.check_room()?;
         let id = self.roster.join(weight)?;
-        self.q.add();
+        self.q.add()?;
         self.saved.push((0, 0));
-        self.place(id, 0, vdelta(self.roster.quantum_ns, weight));
+        self.slice.push(vdelta(self.roster.quantum_ns, weight));
+        self.place(id, 0, self.slice[id]);
         Ok(id)
     }
     fn leave(&mut self, id: ClientId) -> Result<()> {
         if self.roster.leave(id)? {
             self.unaccount(id);
-            self.q.remove(id);
+            self.q.dequeue(id);
         }
         Ok(())
     }
@@ -132,6 +143,7 @@ impl Scheduler for Eevdf {
         let v_avg = self.avg_vruntime();
         let (old, runnable) = self.roster.set_weight(id, weight)?;
         let (o, n) = (old as i128, weight as i128);
+        self.slice[id] = vdelta(self.roster.quantum_ns, weight);
         if runnable {
             let start = self.q.start[id];
             let rel = self.q.finish[id] - start;
@@ -141,7 +153,7 @@ impl Scheduler for Eevdf {
             self.q.start[id] = v_avg - (v_avg - start) * o / n;
             self.q.finish[id] = self.q.start[id] + rel * o / n;
             self.account(id, 1);
-            self.q.insert(id, true);
+            self.q.insert(id);
         } else {
             let (l, d) = self.saved[id];
             self.saved[id] = (l * o / n, d * o / n);
@@ -155,7 +167,7 @@ impl Scheduler for Eevdf {
         let lag = (self.avg_vruntime() - self.q.start[id]).clamp(-limit, limit);
         self.saved[id] = (lag, self.q.finish[id] - self.q.start[id]);
         self.unaccount(id);
-        self.q.remove(id);
+        self.q.dequeue(id);
         self.rebase();
         Ok(())
     }
@@ -170,29 +182,27 @@ impl Scheduler for Eevdf {
             return self.roster.in_service;
         }
         let v = self.avg_vruntime();
-        let id = match self.q.take(v) {
-            Some(id) => id,
-            // Integer rounding of V can leave nobody eligible by a hair;
-            // the smallest vruntime is then the one Linux would pick.
-            None => {
-                let s = self.q.min_ineligible_start()?;
-                self.q.take(s)?
-            }
-        };
+        // Integer rounding of V can leave nobody eligible by a hair; the
+        // smallest vruntime is then the one Linux would pick (the queue
+        // takes at it; V itself stays the average).
+        let (id, _) = self.q.take_or_raise(v)?;
         self.roster.in_service = Some(id);
         Some(id)
     }
     fn charge(&mut self, id: ClientId, used_ns: u64) -> Result<()> {
         self.roster.charge(id)?;
         let w = self.roster.weights[id];
-        let d = vdelta(used_ns, w);
+        let d = if used_ns == self.roster.quantum_ns {
+            self.slice[id]
+        } else {
+            vdelta(used_ns, w)
+        };
         self.q.start[id] += d;
         self.sum_wv += w as i128 * d;
         if self.q.start[id] >= self.q.finish[id] {
-            self.q.finish[id] = self.q.start[id] + vdelta(self.roster.quantum_ns, w);
+            self.q.finish[id] = self.q.start[id] + self.slice[id];
         }
-        self.rebase();
-        let v = self.avg_vruntime();
+        let v = self.rebase();
         self.q.requeue(id, v);
         Ok(())
     }

@@ -15,8 +15,7 @@ use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use crate::tournament::{Entry, Tournament};
 
 /// Fixed-point shift of a pass: one tick of pass is 2^-16 ns per ticket.
 pub const PASS_SHIFT: u32 = 16;
@@ -25,20 +24,65 @@ pub const PASS_SHIFT: u32 = 16;
 /// exactly as the kernel computes it. `weight` 0 is treated as 1 (callers
 /// validate weights; this is a pure rule and must not panic).
 pub fn pass_delta(used_ns: u64, weight: u64) -> u64 {
-    let d = ((used_ns as u128) << PASS_SHIFT) / (weight.max(1) as u128);
+    let w = weight.max(1);
+    if used_ns >> (64 - PASS_SHIFT) == 0 {
+        // used_ns < 2^48 ns (3.2 days): the shifted time fits u64 and one
+        // u64 division gives the same quotient as the u128 one below.
+        return (used_ns << PASS_SHIFT) / w;
+    }
+    let d = ((used_ns as u128) << PASS_SHIFT) / (w as u128);
     u64::try_from(d).unwrap_or(u64::MAX)
 }
 
-/// Waldspurger's stride scheduler over a heap of passes (O(log n) per
-/// pick+charge). Stale heap entries (left, blocked, re-keyed clients) are
-/// dropped lazily when they surface.
+/// (pass, id) packed as pass · 2^64 + id: one u128 comparison orders by
+/// pass, then join order. No client has id u64::MAX, so `EMPTY` (all ones)
+/// stays after a runnable client whose pass saturated at u64::MAX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct PassEntry(u128);
+
+impl PassEntry {
+    fn new(pass: u64, id: ClientId) -> Self {
+        PassEntry(((pass as u128) << 64) | id as u128)
+    }
+    fn pass(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
+    fn id(self) -> ClientId {
+        self.0 as u64 as ClientId
+    }
+    /// Tests the id word only: a 16-byte load of the root just written as
+    /// two 8-byte words would miss store forwarding.
+    fn is_empty(self) -> bool {
+        self.0 as u64 == u64::MAX
+    }
+}
+
+impl Entry for PassEntry {
+    const EMPTY: Self = PassEntry(u128::MAX);
+    #[inline]
+    fn min2(a: Self, b: Self) -> Self {
+        PassEntry(crate::tournament::min_u128(a.0, b.0))
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PassStride {
+    pass: u64,
+    /// Waldspurger's stride: the pass of one whole quantum at the client's
+    /// tickets, `pass_delta(quantum, tickets)`, kept to spare a division.
+    stride: u64,
+}
+
+/// Waldspurger's stride scheduler over a tournament tree of passes
+/// (O(log n) per pick+charge; blocked and departed clients hold an empty
+/// leaf).
 #[derive(Debug, Clone)]
 pub struct Stride {
     roster: Roster,
-    pass: Vec<u64>,
-    /// Generation of each client's live heap entry.
-    gen: Vec<u32>,
-    heap: BinaryHeap<Reverse<(u64, ClientId, u32)>>,
+    /// Pass and stride per client, side by side: a charge misses the cache
+    /// once for both.
+    clients: Vec<PassStride>,
+    tree: Tournament<PassEntry>,
     global_pass: u64,
 }
 
@@ -46,9 +90,8 @@ impl Stride {
     pub fn new(opts: &PolicyOptions) -> Self {
         Stride {
             roster: Roster::new(opts),
-            pass: Vec::new(),
-            gen: Vec::new(),
-            heap: BinaryHeap::new(),
+            clients: Vec::new(),
+            tree: Tournament::new(),
             global_pass: 0,
         }
     }
@@ -56,55 +99,36 @@ impl Stride {
     /// Current pass of a client (for tests and the kernel's cross-checks).
     pub fn pass(&self, id: ClientId) -> Result<u64> {
         self.roster.state(id)?;
-        Ok(self.pass[id])
+        Ok(self.clients[id].pass)
     }
 
     /// The global pass (see the module documentation).
     pub fn global_pass(&self) -> u64 {
         self.global_pass
     }
-
-    fn push(&mut self, id: ClientId) {
-        self.gen[id] = self.gen[id].wrapping_add(1);
-        self.heap.push(Reverse((self.pass[id], id, self.gen[id])));
-    }
-
-    /// Re-key the charged client: in place if its entry is still on top
-    /// (nobody with a smaller key arrived while it ran), else push anew.
-    fn rekey(&mut self, id: ClientId, key: u64) {
-        if let Some(mut top) = self.heap.peek_mut() {
-            let Reverse((_, c, g)) = *top;
-            if c == id && g == self.gen[id] {
-                *top = Reverse((key, id, g));
-                return;
-            }
-        }
-        self.push(id);
-    }
-
-    fn drop_entry(&mut self, id: ClientId) {
-        self.gen[id] = self.gen[id].wrapping_add(1);
-        // Keep the heap from growing without bound under churn.
-        if self.heap.len() > 2 * self.roster.runnable + 64 {
-            let gen = &self.gen;
-            self.heap.retain(|Reverse((_, c, g))| gen[*c] == *g);
-        }
-    }
 }
 
 impl RunQueue for Stride {
-    fn grow(&mut self, _id: ClientId) {
-        self.pass.push(self.global_pass);
-        self.gen.push(0);
+    fn grow(&mut self, id: ClientId) {
+        let stride = pass_delta(self.roster.quantum_ns, self.roster.weights[id]);
+        self.clients.push(PassStride {
+            pass: self.global_pass,
+            stride,
+        });
     }
     /// A waking client resumes no earlier than the global pass, so sleep
     /// earns no credit (a fresh client starts exactly there).
     fn enqueue(&mut self, id: ClientId, _fresh: bool) {
-        self.pass[id] = self.pass[id].max(self.global_pass);
-        self.push(id);
+        self.clients[id].pass = self.clients[id].pass.max(self.global_pass);
+        self.tree.set(id, PassEntry::new(self.clients[id].pass, id));
     }
     fn dequeue(&mut self, id: ClientId, _weight: u64) {
-        self.drop_entry(id);
+        self.tree.clear(id);
+    }
+    /// The pass is kept (see the module documentation); only the stride of
+    /// a whole quantum follows the new tickets.
+    fn reweigh(&mut self, id: ClientId, _old: u64, _runnable: bool) {
+        self.clients[id].stride = pass_delta(self.roster.quantum_ns, self.roster.weights[id]);
     }
 }
 
@@ -118,23 +142,24 @@ impl Scheduler for Stride {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;
         }
-        // The winner's entry stays at the top while it runs; charge re-keys
-        // it in place (one sift-down instead of a pop and a push).
-        while let Some(&Reverse((p, id, g))) = self.heap.peek() {
-            if self.gen[id] == g {
-                self.global_pass = self.global_pass.max(p);
-                self.roster.in_service = Some(id);
-                return Some(id);
-            }
-            self.heap.pop();
+        // The winner keeps its leaf while it runs; charge re-keys it.
+        let top = self.tree.min();
+        if top.is_empty() {
+            return None;
         }
-        None
+        self.global_pass = self.global_pass.max(top.pass());
+        self.roster.in_service = Some(top.id());
+        Some(top.id())
     }
     fn charge(&mut self, id: ClientId, used_ns: u64) -> Result<()> {
         self.roster.charge(id)?;
-        let d = pass_delta(used_ns, self.roster.weights[id]);
-        self.pass[id] = self.pass[id].saturating_add(d);
-        self.rekey(id, self.pass[id]);
+        let d = if used_ns == self.roster.quantum_ns {
+            self.clients[id].stride
+        } else {
+            pass_delta(used_ns, self.roster.weights[id])
+        };
+        self.clients[id].pass = self.clients[id].pass.saturating_add(d);
+        self.tree.set(id, PassEntry::new(self.clients[id].pass, id));
         Ok(())
     }
 }

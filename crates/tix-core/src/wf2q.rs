@@ -4,118 +4,11 @@
 //! smallest virtual finish runs. V advances by used/Σw per charge and is
 //! raised to the smallest virtual start whenever nobody is eligible.
 
+use crate::eligible::{udiv, EligibleQueue};
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
-use crate::wfq::vt_delta;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
-type Entry = Reverse<(i128, ClientId, u32)>;
-
-/// Two heaps for "smallest finish among those whose start ≤ V" (shared with
-/// EEVDF): the ineligible heap is keyed by virtual start, the eligible heap
-/// by finish (deadline). A client moves ineligible → eligible once per
-/// service, so pick is amortised O(log n). Entries are invalidated lazily
-/// by a per-client generation; when V can move backwards (EEVDF's average)
-/// an eligible entry found ineligible at the top goes back.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct EligibleQueue {
-    pub start: Vec<i128>,
-    pub finish: Vec<i128>,
-    gen: Vec<u32>,
-    live: usize,
-    ineligible: BinaryHeap<Entry>,
-    eligible: BinaryHeap<Entry>,
-}
-
-impl EligibleQueue {
-    /// A new client slot (not queued).
-    pub fn add(&mut self) {
-        self.start.push(0);
-        self.finish.push(0);
-        self.gen.push(0);
-    }
-
-    /// Queue (or re-queue) a client with its current start and finish.
-    pub fn insert(&mut self, id: ClientId, live_before: bool) {
-        self.gen[id] = self.gen[id].wrapping_add(1);
-        if !live_before {
-            self.live += 1;
-        }
-        self.ineligible
-            .push(Reverse((self.start[id], id, self.gen[id])));
-        self.compact();
-    }
-
-    /// Re-queue a client that was just taken (after its charge): straight
-    /// into the eligible heap if start ≤ v, saving a move at the next pick.
-    pub fn requeue(&mut self, id: ClientId, v: i128) {
-        self.gen[id] = self.gen[id].wrapping_add(1);
-        self.live += 1;
-        let g = self.gen[id];
-        if self.start[id] <= v {
-            self.eligible.push(Reverse((self.finish[id], id, g)));
-        } else {
-            self.ineligible.push(Reverse((self.start[id], id, g)));
-        }
-        self.compact();
-    }
-
-    pub fn remove(&mut self, id: ClientId) {
-        self.gen[id] = self.gen[id].wrapping_add(1);
-        self.live -= 1;
-        self.compact();
-    }
-
-    fn compact(&mut self) {
-        if self.ineligible.len() + self.eligible.len() > 2 * self.live + 64 {
-            let gen = &self.gen;
-            self.ineligible.retain(|Reverse((_, c, g))| gen[*c] == *g);
-            self.eligible.retain(|Reverse((_, c, g))| gen[*c] == *g);
-        }
-    }
-
-    /// Smallest virtual start among ineligible clients.
-    pub fn min_ineligible_start(&mut self) -> Option<i128> {
-        while let Some(&Reverse((s, id, g))) = self.ineligible.peek() {
-            if self.gen[id] == g {
-                return Some(s);
-            }
-            self.ineligible.pop();
-        }
-        None
-    }
-
-    /// Take the eligible client (start ≤ v) with the smallest finish, ties
-    /// by id; it leaves the queue until re-inserted.
-    pub fn take(&mut self, v: i128) -> Option<ClientId> {
-        while let Some(&Reverse((s, id, g))) = self.ineligible.peek() {
-            if self.gen[id] != g {
-                self.ineligible.pop();
-            } else if s <= v {
-                self.ineligible.pop();
-                self.eligible.push(Reverse((self.finish[id], id, g)));
-            } else {
-                break;
-            }
-        }
-        while let Some(Reverse((f, id, g))) = self.eligible.pop() {
-            if self.gen[id] != g {
-                continue;
-            }
-            if self.start[id] > v {
-                self.ineligible.push(Reverse((self.start[id], id, g)));
-                continue;
-            }
-            debug_assert_eq!(f, self.finish[id]);
-            self.gen[id] = self.gen[id].wrapping_add(1);
-            self.live -= 1;
-            return Some(id);
-        }
-        None
-    }
-}
+use crate::wfq::{vt_delta, VT_SHIFT};
 
 /// WF2Q+ scheduler.
 #[derive(Debug, Clone)]
@@ -125,6 +18,12 @@ pub struct Wf2qPlus {
     /// System virtual time (units of 2^-40 ns per unit of weight).
     vtime: i128,
     total_weight: u128,
+    /// Per client: vt_delta(quantum, weight), the virtual length of a
+    /// whole quantum (kept with the weight, so a charge divides less).
+    slice: Vec<i128>,
+    /// (Σw, quantum·2^VT_SHIFT / Σw): V's step for a whole quantum,
+    /// recomputed only when Σw has changed since.
+    v_step: (u128, i128),
 }
 
 impl Wf2qPlus {
@@ -134,6 +33,8 @@ impl Wf2qPlus {
             q: EligibleQueue::default(),
             vtime: 0,
             total_weight: 0,
+            slice: Vec::new(),
+            v_step: (0, 0),
         }
     }
 
@@ -143,8 +44,11 @@ impl Wf2qPlus {
     }
 
     fn set_finish(&mut self, id: ClientId) {
-        let w = self.roster.weights[id];
-        self.q.finish[id] = self.q.start[id] + vt_delta(self.roster.quantum_ns, w) as i128;
+        self.q.finish[id] = self.q.start[id] + self.slice[id];
+    }
+
+    fn set_slice(&mut self, id: ClientId) {
+        self.slice[id] = vt_delta(self.roster.quantum_ns, self.roster.weights[id]) as i128;
     }
 
     fn enqueue_fresh(&mut self, id: ClientId) {
@@ -152,12 +56,12 @@ impl Wf2qPlus {
         self.q.start[id] = self.q.start[id].max(self.vtime);
         self.set_finish(id);
         self.total_weight += self.roster.weights[id] as u128;
-        self.q.insert(id, false);
+        self.q.insert(id);
     }
 
     fn dequeue(&mut self, id: ClientId) {
         self.total_weight -= self.roster.weights[id] as u128;
-        self.q.remove(id);
+        self.q.dequeue(id);
     }
 }
 
@@ -167,8 +71,11 @@ impl Scheduler for Wf2qPlus {
     }
     roster_accessors!();
     fn join(&mut self, weight: u64) -> Result<ClientId> {
+        self.q.check_room()?;
         let id = self.roster.join(weight)?;
-        self.q.add();
+        self.q.add()?;
+        self.slice.push(0);
+        self.set_slice(id);
         self.q.start[id] = self.vtime;
         self.enqueue_fresh(id);
         Ok(id)
@@ -177,16 +84,17 @@ impl Scheduler for Wf2qPlus {
         let w = self.roster.weights.get(id).copied().unwrap_or(0);
         if self.roster.leave(id)? {
             self.total_weight -= w as u128;
-            self.q.remove(id);
+            self.q.dequeue(id);
         }
         Ok(())
     }
     fn set_weight(&mut self, id: ClientId, weight: u64) -> Result<()> {
         let (old, runnable) = self.roster.set_weight(id, weight)?;
+        self.set_slice(id);
         if runnable {
             self.total_weight = self.total_weight - old as u128 + weight as u128;
             self.set_finish(id);
-            self.q.insert(id, true);
+            self.q.insert(id);
         }
         Ok(())
     }
@@ -204,15 +112,9 @@ impl Scheduler for Wf2qPlus {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;
         }
-        let id = match self.q.take(self.vtime) {
-            Some(id) => id,
-            None => {
-                // Nobody eligible: V = max(V, min start), WF2Q+'s rule.
-                let s = self.q.min_ineligible_start()?;
-                self.vtime = self.vtime.max(s);
-                self.q.take(self.vtime)?
-            }
-        };
+        // Nobody eligible: V = max(V, min start), WF2Q+'s rule.
+        let (id, v) = self.q.take_or_raise(self.vtime)?;
+        self.vtime = v;
         self.roster.in_service = Some(id);
         Some(id)
     }
@@ -221,9 +123,18 @@ impl Scheduler for Wf2qPlus {
         let w = self.roster.weights[id];
         // The client was taken out of the queue by pick: it is still
         // counted in total_weight, so V advances over all backlogged weight.
-        self.vtime +=
-            (((used_ns as u128) << crate::wfq::VT_SHIFT) / self.total_weight.max(1)) as i128;
-        self.q.start[id] += vt_delta(used_ns, w) as i128;
+        let total = self.total_weight.max(1);
+        let q = self.roster.quantum_ns;
+        if used_ns == q {
+            if self.v_step.0 != total {
+                self.v_step = (total, udiv((q as u128) << VT_SHIFT, total) as i128);
+            }
+            self.vtime += self.v_step.1;
+            self.q.start[id] += self.slice[id];
+        } else {
+            self.vtime += udiv((used_ns as u128) << VT_SHIFT, total) as i128;
+            self.q.start[id] += udiv((used_ns as u128) << VT_SHIFT, w as u128) as i128;
+        }
         self.set_finish(id);
         self.q.requeue(id, self.vtime);
         Ok(())
