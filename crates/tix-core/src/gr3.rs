@@ -34,40 +34,171 @@
 //!   A static schedule never needs it (tested).
 //! * Every charge counts as one quantum, whatever `used_ns` (the paper's
 //!   quanta model); a client that yields early forfeits the rest.
+//!
+//! Laid out for speed; the schedule is exactly that of the plain reading
+//! (tests/gr3_equivalence.rs holds one recorded from it). A group's queue
+//! keeps each member's weight, counter and cycle stamp next to its id, so
+//! eq. 5 reads one array front to back, as a slice search with u64 products;
+//! what charge needs from the group list (S_next, the next group, the head)
+//! is cached per group whenever the list changes; pick and charge are
+//! `#[inline]` with the guards and the u128 fallback out of line.
 
 use crate::error::Result;
-use crate::registry::{roster_accessors, Roster};
+use crate::registry::{roster_accessors, Roster, State};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 
 const NGROUPS: usize = 33;
 
+/// A runnable client in its group's queue: all that pick and charge touch
+/// of it, in 32 bytes (two to a cache line, never straddling one).
+/// `weight` mirrors the roster's (a queued client's weight only changes by
+/// a remove and a re-insert).
+#[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
+struct Entry {
+    id: ClientId,
+    weight: u64,
+    /// C_A: quanta still owed in this cycle.
+    counter: u64,
+    /// "Has run in this cycle" stamp.
+    ran_cycle: u64,
+}
+
+/// A client's counter and cycle stamp while it is out of the queue, as
+/// they were when it left (blocked clients report that counter; a wake
+/// reads the stamp).
+#[derive(Debug, Clone, Copy, Default)]
+struct Cold {
+    ran_cycle: u64,
+    counter: u64,
+}
+
 #[derive(Debug, Clone, Default)]
 struct Group {
-    queue: Vec<ClientId>,
     /// Index in `queue` of the next client to consider; 0 starts a round.
     pos: usize,
+    queue: Vec<Entry>,
     share: u128,
-    counter: u128,
     last_counter: u128,
+    counter: u128,
     ratio_num: i128,
+    /// Cached by `rerank` from the group list, so charge needs no lookup:
+    /// the share of the next group ("S_next", own share if last) ...
+    den: i128,
+    /// ... and the group to run when this one's ratio drops below 1 (the
+    /// next one, or the head if last).
+    after: usize,
+}
+
+impl Group {
+    /// Intragroup rounds (eq. 5): index of the next member that passes the
+    /// skip rule, or None if two rounds find nobody.
+    ///
+    /// The visit-by-visit definition is `scan`. Visits that skip change
+    /// nothing but `pos`, and G_last changes only at a round start, so the
+    /// same answer is the first passing member of the rest of this round,
+    /// else of the next round (a third partial round revisits members
+    /// already refused under the same G_last). Each part is a plain slice
+    /// search. While S_G and G_last are below 2^32 eq. 5's products fit in
+    /// u64: S_A, C_A ≤ 2^32, and the group counter (the next G_last) is at
+    /// most S_G, being the sum of its members' C_A ≤ S_A. Bigger groups take
+    /// the u128 `scan`.
+    #[inline]
+    fn next_member(&mut self) -> Option<usize> {
+        const SMALL: u128 = 1 << 32;
+        if self.share | self.last_counter >= SMALL {
+            return self.scan();
+        }
+        let (share, counter) = (self.share as u64, self.counter as u64);
+        let len = self.queue.len();
+        let p = self.pos;
+        let first = |q: &[Entry], last: u64| {
+            if last == 0 {
+                return None;
+            }
+            q.iter().position(|e| e.weight * last <= e.counter * share)
+        };
+        let last = if p == 0 {
+            counter
+        } else {
+            self.last_counter as u64
+        };
+        if let Some(j) = first(self.queue.get(p..).unwrap_or(&[]), last) {
+            self.last_counter = last as u128;
+            self.pos = wrap(p + j + 1, len);
+            return Some(p + j);
+        }
+        self.last_counter = self.counter;
+        let found = first(&self.queue, counter);
+        self.pos = wrap(found.unwrap_or(p) + 1, len);
+        found
+    }
+
+    /// Eq. 5 visit by visit: at most two rounds and one visit.
+    #[cold]
+    #[inline(never)]
+    fn scan(&mut self) -> Option<usize> {
+        let len = self.queue.len();
+        let mut pos = self.pos;
+        for _ in 0..2 * len + 1 {
+            if pos == 0 {
+                self.last_counter = self.counter;
+            }
+            let i = pos;
+            pos = wrap(pos + 1, len);
+            let e = &self.queue[i];
+            let (s_a, c_a) = (e.weight as u128, e.counter as u128);
+            if self.last_counter > 0 && s_a * self.last_counter <= c_a * self.share {
+                self.pos = pos;
+                return Some(i);
+            }
+        }
+        self.pos = pos;
+        None
+    }
+
+    /// Index of `id` in the queue: `hint` (where pick found it) unless a
+    /// change to another member of the group moved it since; then searched.
+    #[inline]
+    fn index_of(&self, id: ClientId, hint: usize) -> Option<usize> {
+        match self.queue.get(hint) {
+            Some(e) if e.id == id => Some(hint),
+            _ => self.queue.iter().position(|e| e.id == id),
+        }
+    }
 }
 
 /// GR3 scheduler.
 #[derive(Debug, Clone)]
 pub struct Gr3 {
     roster: Roster,
-    counter: Vec<u64>,
-    ran_cycle: Vec<u64>,
+    cold: Vec<Cold>,
     groups: Vec<Group>,
     /// Group numbers sorted by (share desc, group number desc).
     order: Vec<usize>,
     rank: [usize; NGROUPS],
+    /// `order[0]` (cached by `rerank`; meaningless while `order` is empty).
+    head: usize,
+    /// Group and queue index of the client in service (set by pick, read
+    /// by charge).
+    serving_group: usize,
+    serving_index: usize,
     s_total: u128,
     c_total: u128,
     current: Option<usize>,
     cycle: u64,
     guard_hits: u64,
+}
+
+/// `i mod len` for i < 2·len.
+#[inline(always)]
+fn wrap(i: usize, len: usize) -> usize {
+    if i >= len {
+        i - len
+    } else {
+        i
+    }
 }
 
 fn group_of(w: u64) -> usize {
@@ -78,11 +209,13 @@ impl Gr3 {
     pub fn new(opts: &PolicyOptions) -> Self {
         Gr3 {
             roster: Roster::new(opts),
-            counter: Vec::new(),
-            ran_cycle: Vec::new(),
+            cold: Vec::new(),
             groups: vec![Group::default(); NGROUPS],
             order: Vec::new(),
             rank: [usize::MAX; NGROUPS],
+            head: 0,
+            serving_group: 0,
+            serving_index: 0,
             s_total: 0,
             c_total: 0,
             current: None,
@@ -101,40 +234,46 @@ impl Gr3 {
         self.cycle
     }
 
-    /// Quanta a runnable client is still owed in this cycle (C_A).
+    /// Quanta a runnable client is still owed in this cycle (C_A); for a
+    /// blocked client, what it was owed when it blocked. O(group size): a
+    /// runnable client's counter lives in its group's queue.
     pub fn counter(&self, id: ClientId) -> Result<u64> {
-        self.roster.state(id)?;
-        Ok(self.counter[id])
+        if self.roster.state(id)? == State::Runnable {
+            let k = group_of(self.roster.weights[id]);
+            if let Some(e) = self.groups[k].queue.iter().find(|e| e.id == id) {
+                return Ok(e.counter);
+            }
+        }
+        Ok(self.cold[id].counter)
     }
 
     /// The group list as (group number, group share, ratio R_G as f64).
     pub fn group_list(&self) -> Vec<(usize, u128, f64)> {
-        (0..self.order.len())
-            .map(|r| {
-                let g = self.order[r];
-                (
-                    g,
-                    self.groups[g].share,
-                    self.groups[g].ratio_num as f64 / self.den(r) as f64,
-                )
+        self.order
+            .iter()
+            .map(|&g| {
+                let gr = &self.groups[g];
+                (g, gr.share, gr.ratio_num as f64 / gr.den as f64)
             })
             .collect()
     }
 
-    /// Share of the group after rank r ("S_next"); the last group's own.
-    fn den(&self, r: usize) -> i128 {
-        let g = self.order.get(r + 1).copied().unwrap_or(self.order[r]);
-        self.groups[g].share as i128
-    }
-
+    /// Every change of the group list or of a group's share ends here, so
+    /// this is where the caches of the list (rank, den, after, head) are set.
     fn rerank(&mut self) {
-        for (r, &g) in self.order.iter().enumerate() {
+        let n = self.order.len();
+        for r in 0..n {
+            let g = self.order[r];
             self.rank[g] = r;
+            let next = if r + 1 < n { self.order[r + 1] } else { g };
+            self.groups[g].den = self.groups[next].share as i128;
+            self.groups[g].after = if r + 1 < n { next } else { self.order[0] };
         }
         if let Some(&last) = self.order.last() {
             // Eq. 11: the last group's ratio is one.
             self.groups[last].ratio_num = self.groups[last].share as i128;
         }
+        self.head = self.order.first().copied().unwrap_or(0);
     }
 
     /// Move group g to its sorted place (O(k), k ≤ 33 groups).
@@ -165,8 +304,8 @@ impl Gr3 {
         self.cycle += 1;
         for &g in &self.order {
             let gr = &mut self.groups[g];
-            for &c in &gr.queue {
-                self.counter[c] = self.roster.weights[c];
+            for e in &mut gr.queue {
+                e.counter = e.weight;
             }
             gr.counter = gr.share;
             gr.ratio_num = gr.share as i128;
@@ -189,11 +328,17 @@ impl Gr3 {
         };
         self.s_total += w as u128;
         self.c_total += c_a;
-        self.counter[id] = c_a as u64;
-        let ran = self.ran_cycle[id] == self.cycle;
+        let ran_cycle = self.cold[id].ran_cycle;
+        let entry = Entry {
+            id,
+            weight: w,
+            counter: c_a as u64,
+            ran_cycle,
+        };
+        let ran = ran_cycle == self.cycle;
         let gr = &mut self.groups[k];
         if gr.queue.is_empty() {
-            gr.queue.push(id);
+            gr.queue.push(entry);
             gr.pos = 0;
             gr.share = w as u128;
             gr.counter = c_a;
@@ -208,10 +353,10 @@ impl Gr3 {
             gr.share += w as u128;
             gr.counter += c_a;
             let len = gr.queue.len();
-            let cur = (gr.pos + len - 1) % len;
+            let cur = if gr.pos == 0 { len - 1 } else { gr.pos - 1 };
             // Ran this cycle: right after the current client; else right before.
             let at = if ran { cur + 1 } else { cur };
-            gr.queue.insert(at, id);
+            gr.queue.insert(at, entry);
             if at < gr.pos {
                 gr.pos += 1;
             }
@@ -225,14 +370,27 @@ impl Gr3 {
 
     fn remove(&mut self, id: ClientId, w: u64) {
         let k = group_of(w);
-        let c_a = self.counter[id] as u128;
+        let gr = &mut self.groups[k];
+        let found = gr.queue.iter().position(|e| e.id == id);
+        // A queued client is always found; 0 owed keeps the sums if not.
+        let c_a = match found {
+            Some(i) => {
+                let e = gr.queue[i];
+                self.cold[id] = Cold {
+                    ran_cycle: e.ran_cycle,
+                    counter: e.counter,
+                };
+                e.counter
+            }
+            None => 0,
+        };
+        let c_a = c_a as u128;
         self.s_total -= w as u128;
         self.c_total -= c_a.min(self.c_total);
-        let gr = &mut self.groups[k];
         let old = gr.share;
         gr.share -= w as u128;
         gr.counter -= c_a.min(gr.counter);
-        if let Some(i) = gr.queue.iter().position(|&c| c == id) {
+        if let Some(i) = found {
             gr.queue.remove(i);
             if i < gr.pos {
                 gr.pos -= 1;
@@ -261,30 +419,32 @@ impl Gr3 {
         }
     }
 
-    /// Intragroup rounds (eq. 5) in group g; None if two rounds find nobody.
-    fn intragroup(&mut self, g: usize) -> Option<ClientId> {
-        let gr = &mut self.groups[g];
-        let len = gr.queue.len();
-        for _ in 0..2 * len + 1 {
-            if gr.pos == 0 {
-                gr.last_counter = gr.counter;
-            }
-            let a = gr.queue[gr.pos];
-            gr.pos = (gr.pos + 1) % len;
-            let s_a = self.roster.weights[a] as u128;
-            let c_a = self.counter[a] as u128;
-            if gr.last_counter > 0 && s_a * gr.last_counter <= c_a * gr.share {
-                return Some(a);
-            }
-        }
-        None
+    /// Guard: the chosen group has no counter left; the next one in the
+    /// list that has.
+    #[cold]
+    #[inline(never)]
+    fn guard_group(&mut self, g: usize) -> Option<usize> {
+        self.guard_hits += 1;
+        let r = self.rank[g];
+        let n = self.order.len();
+        (1..=n)
+            .map(|i| self.order[(r + i) % n])
+            .find(|&x| self.groups[x].counter > 0)
+    }
+
+    /// Guard: nobody in group g passed eq. 5 in two rounds; its first
+    /// member with counter left.
+    #[cold]
+    #[inline(never)]
+    fn guard_member(&mut self, g: usize) -> Option<usize> {
+        self.guard_hits += 1;
+        self.groups[g].queue.iter().position(|e| e.counter > 0)
     }
 }
 
 impl RunQueue for Gr3 {
     fn grow(&mut self, _id: ClientId) {
-        self.counter.push(0);
-        self.ran_cycle.push(0);
+        self.cold.push(Cold::default());
     }
     fn enqueue(&mut self, id: ClientId, _fresh: bool) {
         self.insert(id);
@@ -306,51 +466,55 @@ impl Scheduler for Gr3 {
     }
     roster_accessors!();
     run_queue_lifecycle!();
+    #[inline]
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;
         }
         let mut g = self.current.or(self.order.first().copied())?;
         if self.groups[g].counter == 0 {
-            self.guard_hits += 1;
-            let r = self.rank[g];
-            let n = self.order.len();
-            g = (1..=n)
-                .map(|i| self.order[(r + i) % n])
-                .find(|&x| self.groups[x].counter > 0)?;
+            g = self.guard_group(g)?;
         }
-        let a = match self.intragroup(g) {
-            Some(a) => a,
-            None => {
-                self.guard_hits += 1;
-                let counter = &self.counter;
-                *self.groups[g].queue.iter().find(|&&c| counter[c] > 0)?
-            }
+        let i = match self.groups[g].next_member() {
+            Some(i) => i,
+            None => self.guard_member(g)?,
         };
+        let a = self.groups[g].queue[i].id;
         self.current = Some(g);
+        self.serving_group = g;
+        self.serving_index = i;
         self.roster.in_service = Some(a);
         Some(a)
     }
+    #[inline]
     fn charge(&mut self, id: ClientId, _used_ns: u64) -> Result<()> {
-        self.roster.charge(id)?;
-        let g = group_of(self.roster.weights[id]);
-        if self.counter[id] > 0 {
-            self.counter[id] -= 1;
-            self.groups[g].counter -= 1;
-            self.c_total -= 1;
+        if self.roster.in_service != Some(id) {
+            // Always an error (unknown client or not in service); the
+            // roster says which. The client in service cannot have left.
+            return self.roster.charge(id);
         }
-        self.ran_cycle[id] = self.cycle;
-        // Intergroup step (eq. 4): R −= 1; below 1 → next group, else head.
-        let r = self.rank[g];
-        let den = self.den(r);
+        self.roster.in_service = None;
+        let g = self.serving_group;
         let gr = &mut self.groups[g];
-        gr.ratio_num -= den;
-        self.current = if gr.ratio_num < den {
-            gr.ratio_num += gr.share as i128;
-            self.order.get(r + 1).or(self.order.first()).copied()
-        } else {
-            self.order.first().copied()
-        };
+        if let Some(e) = gr
+            .index_of(id, self.serving_index)
+            .map(|i| &mut gr.queue[i])
+        {
+            if e.counter > 0 {
+                e.counter -= 1;
+                gr.counter -= 1;
+                self.c_total -= 1;
+            }
+            e.ran_cycle = self.cycle;
+        }
+        // Intergroup step (eq. 4): R −= 1; below 1 → next group, else head.
+        gr.ratio_num -= gr.den;
+        // Masks rather than `if`: the compiler turns a plain select back
+        // into a branch, and this one follows the ratios (a branch-predictor
+        // simulation put a third of all the mispredicts here).
+        let below = usize::from(gr.ratio_num < gr.den).wrapping_neg();
+        gr.ratio_num += gr.share as i128 & (below as isize as i128);
+        self.current = Some(self.head ^ ((self.head ^ gr.after) & below));
         if self.c_total == 0 {
             self.reset_cycle();
         }
