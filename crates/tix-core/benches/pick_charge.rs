@@ -6,7 +6,10 @@
 //! Group `pick_charge` calls each policy through its concrete type, as a
 //! library user (or the simulator's inner loop) would; group `dyn` calls a
 //! few through `Box<dyn Scheduler>` from the registry, to show what the
-//! dynamic dispatch adds. rr is the peer every row is compared against.
+//! dynamic dispatch adds; group `shuffled` repeats the tree- and group-based
+//! policies at 10^5+ clients with weights joined in hash order, so that
+//! equal weights do not sit at adjacent ids. rr is the peer every row is
+//! compared against.
 //! Run: `cargo bench -p tix-core --bench pick_charge`
 //! (`TIX_BENCH_SIZES=10,1000,100000` to choose the sizes).
 
@@ -19,17 +22,23 @@ use tix_core::{registry, PolicyOptions, Scheduler};
 const Q: u64 = 1_000_000;
 
 fn weights(n: usize) -> Vec<u64> {
+    let mut w = hashed_weights(n);
+    w.sort_unstable_by(|a, b| b.cmp(a));
+    w
+}
+
+/// The same weights in hash order: equal weights no longer hold adjacent
+/// ids, so the clients a tree touches in a row are scattered in memory.
+fn hashed_weights(n: usize) -> Vec<u64> {
     // splitmix-style hash of the index: deterministic, no RNG dependency.
-    let mut w: Vec<u64> = (0..n as u64)
+    (0..n as u64)
         .map(|i| {
             let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             1 + (z ^ (z >> 31)) % 1024
         })
-        .collect();
-    w.sort_unstable_by(|a, b| b.cmp(a));
-    w
+        .collect()
 }
 
 fn sizes() -> Vec<usize> {
@@ -51,7 +60,17 @@ fn run<S: Scheduler + ?Sized>(
     n: usize,
     s: &mut S,
 ) {
-    for w in weights(n) {
+    run_with(g, name, n, s, weights(n))
+}
+
+fn run_with<S: Scheduler + ?Sized>(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    n: usize,
+    s: &mut S,
+    ws: Vec<u64>,
+) {
+    for w in ws {
         s.join(w).expect("valid weight");
     }
     g.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
@@ -121,5 +140,33 @@ fn dyn_dispatch(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pick_charge, dyn_dispatch);
+/// The tree- and group-based policies again, at 10^5 clients and more only,
+/// with weights joined in hash order (see [`hashed_weights`]): what their
+/// cost is when ids carry no locality.
+fn shuffled(c: &mut Criterion) {
+    use tix_core::*;
+    let mut g = group(c, "shuffled");
+    for n in sizes().into_iter().filter(|&n| n >= 100_000) {
+        let o = &OPTS;
+        let ws = || hashed_weights(n);
+        run_with(&mut g, "rr", n, &mut rr::RoundRobin::new(o), ws());
+        run_with(&mut g, "gr3", n, &mut gr3::Gr3::new(o), ws());
+        let mut l = Lottery::new(o, Draw::Tree);
+        run_with(&mut g, "lottery-tree", n, &mut l, ws());
+        run_with(
+            &mut g,
+            "lottery-o1",
+            n,
+            &mut Lottery::new(o, Draw::O1),
+            ws(),
+        );
+        run_with(&mut g, "stride", n, &mut stride::Stride::new(o), ws());
+        run_with(&mut g, "wfq", n, &mut wfq::Wfq::new(o), ws());
+        run_with(&mut g, "wf2q", n, &mut wf2q::Wf2qPlus::new(o), ws());
+        run_with(&mut g, "eevdf", n, &mut eevdf::Eevdf::new(o), ws());
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pick_charge, dyn_dispatch, shuffled);
 criterion_main!(benches);

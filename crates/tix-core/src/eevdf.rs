@@ -37,6 +37,10 @@ pub struct Eevdf {
     saved: Vec<(i128, i128)>,
     /// Per client: vdelta(quantum, weight), kept with the weight.
     slice: Vec<i128>,
+    /// V as the last charge computed it, while no client has entered or
+    /// left the sums since (`account` clears it): the next pick reuses it
+    /// instead of dividing again.
+    v_charged: Option<i128>,
 }
 
 impl Eevdf {
@@ -49,6 +53,7 @@ impl Eevdf {
             sum_w: 0,
             saved: Vec::new(),
             slice: Vec::new(),
+            v_charged: None,
         }
     }
 
@@ -73,6 +78,7 @@ impl Eevdf {
     }
 
     fn account(&mut self, id: ClientId, sign: i128) {
+        self.v_charged = None;
         let w = self.roster.weights[id] as i128;
         self.sum_w += sign * w;
         self.sum_wv += sign * w * (self.q.start[id] - self.v0);
@@ -181,7 +187,7 @@ impl Scheduler for Eevdf {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;
         }
-        let v = self.avg_vruntime();
+        let v = self.v_charged.unwrap_or_else(|| self.avg_vruntime());
         // Integer rounding of V can leave nobody eligible by a hair; the
         // smallest vruntime is then the one Linux would pick (the queue
         // takes at it; V itself stays the average).
@@ -203,6 +209,7 @@ impl Scheduler for Eevdf {
             self.q.finish[id] = self.q.start[id] + self.slice[id];
         }
         let v = self.rebase();
+        self.v_charged = Some(v);
         self.q.requeue(id, v);
         Ok(())
     }

@@ -16,7 +16,11 @@
 //! truth: [`EligibleQueue::take`] promotes every ineligible leaf with
 //! start ≤ V and sends an eligible-flagged winner with start > V back
 //! (EEVDF's V can move backwards), so the answer is always the exact
-//! minimum over all queued clients with start ≤ V.
+//! minimum over all queued clients with start ≤ V. Clients with equal keys
+//! on consecutive ids (equal weights joined together) are served and
+//! promoted as runs: a run of takes touches no node until it ends, and a
+//! run of promotions rewrites the nodes above it once (`take_next`,
+//! `promote_run`, `update_range`); other id orders take the walks above.
 
 use crate::error::{Error, Result};
 use crate::sched::ClientId;
@@ -68,43 +72,9 @@ enum Flag {
     Ineligible,
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn min2(a: u128, b: u128) -> u128 {
-    a.min(b)
-}
-
-/// The smaller of two u128: one 128-bit compare and two conditional moves.
-///
-/// Why asm: along a walk the outcome is a coin flip, and LLVM's
-/// cmov-to-branch conversion turns the plain `min` (and every mask form
-/// tried) inside the walk's loop into a branch that mispredicts about every
-/// other level. Measured in one run, pick + charge at N = 10^3 and 10^5:
-/// WF2Q+ 280–315 / 320–440 ns with `min`, 136–178 / 150–255 ns with this.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn min2(a: u128, b: u128) -> u128 {
-    let (mut lo, mut hi) = (a as u64, (a >> 64) as u64);
-    // SAFETY: register-only arithmetic and moves: no memory, no stack, no
-    // control flow; the flags it changes are clobbered by default (no
-    // preserves_flags).
-    unsafe {
-        std::arch::asm!(
-            "cmp {blo}, {lo}",
-            "mov {t}, {bhi}",
-            "sbb {t}, {hi}",
-            "cmovb {lo}, {blo}",
-            "cmovb {hi}, {bhi}",
-            lo = inout(reg) lo,
-            hi = inout(reg) hi,
-            blo = in(reg) b as u64,
-            bhi = in(reg) (b >> 64) as u64,
-            t = out(reg) _,
-            options(pure, nomem, nostack),
-        );
-    }
-    ((hi as u128) << 64) | lo as u128
-}
+/// The branch-free minimum the winner trees share (along a walk every
+/// comparison is a coin flip; see [`crate::tournament::min_u128`] for why it is asm).
+use crate::tournament::min_u128 as min2;
 
 /// Queue of clients keyed by (virtual start, virtual finish); see the module
 /// header. Slots are dense ids added with [`EligibleQueue::add`]; a client's
@@ -127,15 +97,25 @@ pub struct EligibleQueue {
     /// The keys do not fit 96 bits above any base: the tree is stale and
     /// take scans every slot.
     wide: bool,
-    /// The client last taken, whose leaf is stale: it still shows the
-    /// client as the eligible winner while `flag` holds the truth (out after
-    /// the take, re-queued after its charge). Nothing reads the minima
-    /// between a pick and its charge, so the leaf is written once, at the
-    /// next query, instead of at the take and again at the re-queue; there
-    /// its walk runs beside the next promotion's when that one is known
-    /// (`walk2`). Walks of other leaves meanwhile see the stale leaf, which
-    /// the flush then corrects, since it rewrites every node above it.
-    pending: Option<usize>,
+    /// The clients taken since the tree was last brought up to date, a
+    /// run of consecutive ids a..=b whose leaves are stale: they still show
+    /// each client as the eligible winner it was when taken, while `flag`
+    /// holds the truth (out after the take, re-queued after its charge).
+    /// Nothing reads the minima between a pick and its charge, so a leaf is
+    /// written once, at a later query, instead of at the take and again at
+    /// the re-queue. A run of one is written by one walk, beside the next
+    /// promotion's when that one is known (`walk2`); a longer run by one
+    /// bottom-up pass over the nodes above it (`update_range`). Walks of
+    /// other leaves meanwhile see the stale leaves, which the flush then
+    /// corrects, since it rewrites every node above them.
+    pending: Option<(usize, usize)>,
+    /// Packed (finish, id) of the last take, while every eligible-flagged
+    /// leaf outside the run is known to hold a larger value (EMPTY once any
+    /// leaf outside the run has been written): see `take_next`.
+    last: u128,
+    /// A lower bound of the true values of the run's leaves: the minimum of
+    /// every value a run member was re-queued with since the run began.
+    pmin: Node,
 }
 
 impl Default for EligibleQueue {
@@ -157,6 +137,8 @@ impl EligibleQueue {
             base: 0,
             wide: false,
             pending: None,
+            last: EMPTY,
+            pmin: EMPTY_NODE,
         }
     }
 
@@ -215,6 +197,7 @@ impl EligibleQueue {
     /// (or fall back to scanning when the keys spread too far).
     fn rebuild(&mut self) {
         self.pending = None;
+        self.last = EMPTY;
         let queued = (0..self.flag.len()).filter(|&c| self.flag[c] != Flag::Out);
         let keys = queued.flat_map(|c| [self.start[c], self.finish[c]]);
         let (lo, hi) = keys.fold((i128::MAX, i128::MIN), |(lo, hi), k| (lo.min(k), hi.max(k)));
@@ -271,6 +254,7 @@ impl EligibleQueue {
     #[inline]
     fn set_flag(&mut self, id: ClientId, flag: Flag) {
         self.reflag(id, flag);
+        self.last = EMPTY;
         if self.wide {
             return;
         }
@@ -330,19 +314,65 @@ impl EligibleQueue {
         }
     }
 
+    /// Recompute every node above the leaves of ids lo..=hi, written
+    /// already but for hi's, whose (e, i) is `last`: level by level while
+    /// the range spans several nodes, then one walk from the node where it
+    /// narrows to one. About 2·(hi − lo) + depth nodes, against
+    /// (hi − lo + 1)·depth for a walk per leaf. The value walked up stays
+    /// in registers (see `walk_from`: reloading a just-stored node fails
+    /// store-to-load forwarding), so a range of one is exactly a walk.
+    fn update_range(&mut self, lo: ClientId, hi: ClientId, last: (u128, u128)) {
+        let (mut l, mut h) = (self.cap + lo, self.cap + hi);
+        let (mut e, mut i) = last;
+        let t = &mut self.tree[self.off..];
+        if l != h {
+            t[h] = Node { e, i };
+        }
+        while l != h {
+            l >>= 1;
+            h >>= 1;
+            for p in l..=h {
+                let (a, b) = (t[2 * p], t[2 * p + 1]);
+                (e, i) = (min2(a.e, b.e), min2(a.i, b.i));
+                t[p] = Node { e, i };
+            }
+        }
+        self.walk_from(l, e, i);
+    }
+
+    fn in_run(&self, id: ClientId) -> bool {
+        self.pending.is_some_and(|(a, b)| a <= id && id <= b)
+    }
+
     /// Before any other change to a client: a stale (pending) leaf of its
-    /// own is about to be rewritten, so it is pending no more.
+    /// own is about to be rewritten. A run of just this client is pending
+    /// no more (the caller's walk rewrites it); a longer run is flushed.
     fn touch(&mut self, id: ClientId) {
-        if self.pending == Some(id) {
-            self.pending = None;
+        match self.pending {
+            Some((a, b)) if a == id && b == id => self.pending = None,
+            Some(_) if self.in_run(id) => self.flush(),
+            _ => {}
         }
     }
 
-    /// Write the pending leaf, if any, as its flag says.
+    /// Write the pending run's leaves, if any, as their flags say.
     fn flush(&mut self) {
-        if let Some(id) = self.pending.take() {
-            self.set_flag(id, self.flag[id]);
+        let Some((a, b)) = self.pending.take() else {
+            return;
+        };
+        self.last = EMPTY;
+        if self.wide {
+            return;
         }
+        let mut last = (EMPTY, EMPTY);
+        for id in a..=b {
+            match self.leaf_value(id) {
+                Some((e, i)) if id == b => last = (e, i),
+                Some((e, i)) => self.tree[self.cap + id + self.off] = Node { e, i },
+                None => return self.rebuild(),
+            }
+        }
+        self.update_range(a, b, last);
     }
 
     /// Queue (or re-queue) a client with its current start and finish.
@@ -359,11 +389,15 @@ impl EligibleQueue {
         } else {
             Flag::Ineligible
         };
-        if self.pending == Some(id) && !self.wide {
-            // Just taken: the leaf stays stale until the next query (see
+        if self.in_run(id) && !self.wide {
+            // Taken: the leaf stays stale until a later query (see
             // `pending`), unless its keys need a new base.
             self.reflag(id, flag);
-            if self.leaf_value(id).is_some() {
+            if let Some((e, i)) = self.leaf_value(id) {
+                self.pmin = Node {
+                    e: min2(self.pmin.e, e),
+                    i: min2(self.pmin.i, i),
+                };
                 return;
             }
         }
@@ -440,8 +474,15 @@ impl EligibleQueue {
     /// Take the queued client with start ≤ v and the smallest finish, ties
     /// to the lower id; it leaves the queue until re-queued.
     pub fn take(&mut self, v: i128) -> Option<ClientId> {
-        if let Some(x) = self.pending {
-            self.flush_with_promotion(x, v);
+        if let Some((a, b)) = self.pending {
+            if let Some(c) = self.take_next(a, b, v) {
+                return Some(c);
+            }
+            if a == b {
+                self.flush_with_promotion(a, v);
+            } else {
+                self.flush();
+            }
         }
         if self.wide {
             self.rebuild();
@@ -460,7 +501,10 @@ impl EligibleQueue {
             if s > v {
                 break;
             }
-            self.set_flag(id, Flag::Eligible);
+            self.promote_run(id, v);
+            if self.wide {
+                return self.scan_take(v);
+            }
         }
         loop {
             let e = self.node(1).e;
@@ -475,9 +519,86 @@ impl EligibleQueue {
                 continue;
             }
             self.reflag(id, Flag::Out);
-            self.pending = Some(id);
+            self.pending = Some((id, id));
+            self.last = e;
+            self.pmin = EMPTY_NODE;
             return Some(id);
         }
+    }
+
+    /// The take that needs no tree: the run a..=b was taken in id order,
+    /// each the exact answer of its take, and no leaf outside the run has
+    /// been written since (`last` is set), so every eligible-flagged leaf
+    /// outside the run holds a packed (finish, id) above `last`. If leaf
+    /// b + 1 holds exactly `last` + 1 (same finish, next id: nothing can sort
+    /// between), its start is ≤ v, no ineligible client outside the run has
+    /// start ≤ v (the root's ineligible minimum is exact outside the run:
+    /// stale leaves show no ineligible half) and no run member's re-queued
+    /// value could compete (`pmin`), then b + 1 is the exact answer.
+    ///
+    /// This pays only when clients with equal (start, finish) hold adjacent
+    /// ids, as equal weights joined together do (the pick_charge bench joins
+    /// ~100 clients per weight in a row): a run of k such picks then costs
+    /// one `update_range` instead of k walks. Otherwise it fails at the
+    /// first test and the take goes on as before.
+    #[inline]
+    fn take_next(&mut self, a: ClientId, b: ClientId, v: i128) -> Option<ClientId> {
+        let c = b + 1;
+        // Flag and finish first: their lines sit beside b's, which the take
+        // and the charge just touched, while c's leaf may be cold (ids in
+        // no useful order make it a cache miss per pick for nothing).
+        if self.last == EMPTY
+            || c >= self.flag.len()
+            || self.flag[c] != Flag::Eligible
+            || self.finish[c] != self.unpack(self.last).0
+        {
+            return None;
+        }
+        let e = self.node(self.cap + c).e;
+        if e != self.last + 1 || e == EMPTY || self.start[c] > v || self.pmin.e <= e {
+            return None;
+        }
+        let i = min2(self.node(1).i, self.pmin.i);
+        if i != EMPTY && self.unpack(i).0 <= v {
+            return None;
+        }
+        debug_assert_eq!(self.flag[c], Flag::Eligible);
+        self.reflag(c, Flag::Out);
+        self.pending = Some((a, c));
+        self.last = e;
+        Some(c)
+    }
+
+    /// Promote m (the root's ineligible minimum, start ≤ v) and, after it,
+    /// every client of consecutive id flagged ineligible with start ≤ v;
+    /// then recompute the nodes above them in one `update_range`. Clients of
+    /// equal start often hold adjacent ids (equal weights joined together):
+    /// k of them then cost about 2k + depth nodes instead of k walks. Any
+    /// others are promoted by later rounds of take's loop, so the flags end
+    /// the same whatever the run found.
+    fn promote_run(&mut self, m: ClientId, v: i128) {
+        let mut j = m;
+        let mut prev = None;
+        loop {
+            if let Some(e) = prev {
+                self.tree[self.cap + j - 1 + self.off] = Node { e, i: EMPTY };
+            }
+            self.reflag(j, Flag::Eligible);
+            // Both keys were checked when the client was queued and are
+            // unchanged; the rebuild keeps this total anyway.
+            match self.pack(self.finish[j], j) {
+                Some(e) => prev = Some(e),
+                None => return self.rebuild(),
+            }
+            j += 1;
+            if j == self.flag.len() || self.flag[j] != Flag::Ineligible || self.start[j] > v {
+                break;
+            }
+        }
+        self.last = EMPTY;
+        // prev is Some: the loop ran at least once and did not return.
+        let e = prev.unwrap_or(EMPTY);
+        self.update_range(m, j - 1, (e, EMPTY));
     }
 
     /// WF2Q+'s pick (EEVDF's too): [`EligibleQueue::take`] at v, or, when
@@ -488,8 +609,8 @@ impl EligibleQueue {
     /// when the client taken last is still pending and nobody else is
     /// eligible-flagged, its walk and the raise's promotion run side by side.
     pub fn take_or_raise(&mut self, v: i128) -> Option<(ClientId, i128)> {
-        if let Some(x) = self.pending {
-            if let Some(vr) = self.raise_with_flush(x, v) {
+        if let Some((x, b)) = self.pending {
+            if let Some(vr) = (x == b).then(|| self.raise_with_flush(x, v)).flatten() {
                 let id = self.take(vr)?;
                 return Some((id, vr));
             }

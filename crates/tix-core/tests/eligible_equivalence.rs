@@ -77,41 +77,47 @@ fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let mut q = EligibleQueue::new();
     let mut m = Scan::default();
     for op in ops {
-        match op {
-            Op::Add => {
-                prop_assert_eq!(q.add(), Ok(m.slots.len()));
-                m.slots.push(None);
+        apply(&mut q, &mut m, op)?;
+    }
+    Ok(())
+}
+
+/// One operation on both; their answers must agree.
+fn apply(q: &mut EligibleQueue, m: &mut Scan, op: Op) -> Result<(), TestCaseError> {
+    match op {
+        Op::Add => {
+            prop_assert_eq!(q.add(), Ok(m.slots.len()));
+            m.slots.push(None);
+        }
+        Op::Enqueue(i, s, f) => {
+            let known = i < m.slots.len();
+            prop_assert_eq!(q.enqueue(i, s, f).is_ok(), known);
+            if known {
+                m.slots[i] = Some((s, f));
             }
-            Op::Enqueue(i, s, f) => {
-                let known = i < m.slots.len();
-                prop_assert_eq!(q.enqueue(i, s, f).is_ok(), known);
-                if known {
-                    m.slots[i] = Some((s, f));
-                }
+        }
+        Op::EnqueueAt(i, s, f, v) => {
+            let known = i < m.slots.len();
+            prop_assert_eq!(q.enqueue_at(i, s, f, v).is_ok(), known);
+            if known {
+                m.slots[i] = Some((s, f));
             }
-            Op::EnqueueAt(i, s, f, v) => {
-                let known = i < m.slots.len();
-                prop_assert_eq!(q.enqueue_at(i, s, f, v).is_ok(), known);
-                if known {
-                    m.slots[i] = Some((s, f));
-                }
+        }
+        Op::Remove(i) => {
+            let known = i < m.slots.len();
+            prop_assert_eq!(q.remove(i).is_ok(), known);
+            if known {
+                m.slots[i] = None;
             }
-            Op::Remove(i) => {
-                let known = i < m.slots.len();
-                prop_assert_eq!(q.remove(i).is_ok(), known);
-                if known {
-                    m.slots[i] = None;
-                }
-            }
-            Op::TakeOrRaise(v) => {
-                prop_assert_eq!(q.take_or_raise(v), m.take_or_raise(v));
-            }
-            Op::Take(v) => {
-                let got = q.take(v);
-                prop_assert_eq!(got, m.take(v));
-                if got.is_none() {
-                    prop_assert_eq!(q.min_ineligible_start(), m.min_start());
-                }
+        }
+        Op::TakeOrRaise(v) => {
+            prop_assert_eq!(q.take_or_raise(v), m.take_or_raise(v));
+        }
+        Op::Take(v) => {
+            let got = q.take(v);
+            prop_assert_eq!(got, m.take(v));
+            if got.is_none() {
+                prop_assert_eq!(q.min_ineligible_start(), m.min_start());
             }
         }
     }
@@ -132,6 +138,80 @@ proptest! {
     fn queue_matches_scan(ops in proptest::collection::vec(op(), 1..200)) {
         check(ops)?;
     }
+
+    /// The same for runs of adjacent ids with equal keys (see `check_runs`).
+    #[test]
+    fn runs_match_scan(
+        groups in proptest::collection::vec((1usize..13, 0i128..4, 1i128..6), 1..5),
+        steps in proptest::collection::vec(step(), 1..300),
+    ) {
+        check_runs(groups, steps)?;
+    }
+}
+
+/// A step of the run-shaped drive (`runs_match_scan`).
+#[derive(Debug, Clone)]
+enum Step {
+    /// Move V by `dv` (backwards too, as EEVDF's average may), take_or_raise
+    /// at it, then re-queue the pick at the raised V with its start moved up
+    /// by `part`/4 of its slice and its finish one slice past that (part 0:
+    /// a charge of nothing; 4: a whole quantum).
+    Serve { dv: i128, part: i128 },
+    /// Anything else, between the serves.
+    Other(Op),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        12 => (-1i128..4, prop_oneof![1 => 0i128..4, 3 => Just(4i128)])
+            .prop_map(|(dv, part)| Step::Serve { dv, part }),
+        1 => op().prop_map(Step::Other),
+    ]
+}
+
+/// Groups of adjacent ids sharing (start, slice), served as a policy would:
+/// the shape where equal keys sit on consecutive ids, which the queue's run
+/// paths (a run of takes without the tree, promotion of a run of ids at
+/// once) exist for. Group sizes up to 12 make runs that span several
+/// subtrees; slices 1..6 against V steps 0..3 make groups become eligible
+/// together and overtake one another. Every answer must equal the scan's.
+fn check_runs(groups: Vec<(usize, i128, i128)>, steps: Vec<Step>) -> Result<(), TestCaseError> {
+    let mut q = EligibleQueue::new();
+    let mut m = Scan::default();
+    let mut slice = Vec::new();
+    for (size, start, sl) in groups {
+        for _ in 0..size {
+            let id = m.slots.len();
+            apply(&mut q, &mut m, Op::Add)?;
+            apply(&mut q, &mut m, Op::Enqueue(id, start, start + sl))?;
+            slice.push(sl);
+        }
+    }
+    let mut v = 0i128;
+    for st in steps {
+        match st {
+            Step::Serve { dv, part } => {
+                v = v.saturating_add(dv);
+                let got = q.take_or_raise(v);
+                prop_assert_eq!(got, m.take_or_raise(v));
+                if let Some((id, vr)) = got {
+                    v = vr;
+                    // Ids added by Other(Add) have no group: slice 1.
+                    let sl = slice.get(id).copied().unwrap_or(1);
+                    // Saturating: Other(..) may have queued keys at i128's ends.
+                    let s = q.start(id).expect("taken id is a slot");
+                    let s = s.saturating_add(sl * part / 4);
+                    apply(
+                        &mut q,
+                        &mut m,
+                        Op::EnqueueAt(id, s, s.saturating_add(sl), v),
+                    )?;
+                }
+            }
+            Step::Other(op) => apply(&mut q, &mut m, op)?,
+        }
+    }
+    Ok(())
 }
 
 /// Cases proptest once found (keys far apart: the scan fallback, and a
