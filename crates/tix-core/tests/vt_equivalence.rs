@@ -42,6 +42,29 @@ impl Clients {
     fn runnable(&self) -> impl Iterator<Item = ClientId> + '_ {
         (0..self.st.len()).filter(|&i| self.st[i] == St::Runnable)
     }
+    // leave, set_weight and block change only this bookkeeping in both
+    // policies; join and wake also set the policy's key (on the models).
+    fn leave(&mut self, id: ClientId) -> bool {
+        if !self.idle_live(id) {
+            return false;
+        }
+        self.st[id] = St::Left;
+        true
+    }
+    fn set_weight(&mut self, id: ClientId, w: u64) -> bool {
+        if !self.idle_live(id) || check_weight(w).is_err() {
+            return false;
+        }
+        self.w[id] = w;
+        true
+    }
+    fn block(&mut self, id: ClientId) -> bool {
+        if !self.idle_live(id) || self.st[id] == St::Blocked {
+            return false;
+        }
+        self.st[id] = St::Blocked;
+        true
+    }
 }
 
 /// Stride as its module documents it, by linear scan.
@@ -60,27 +83,6 @@ impl RefStride {
         self.c.w.push(w);
         self.c.st.push(St::Runnable);
         self.pass.push(self.global);
-        true
-    }
-    fn leave(&mut self, id: ClientId) -> bool {
-        if !self.c.idle_live(id) {
-            return false;
-        }
-        self.c.st[id] = St::Left;
-        true
-    }
-    fn set_weight(&mut self, id: ClientId, w: u64) -> bool {
-        if !self.c.idle_live(id) || check_weight(w).is_err() {
-            return false;
-        }
-        self.c.w[id] = w;
-        true
-    }
-    fn block(&mut self, id: ClientId) -> bool {
-        if !self.c.idle_live(id) || self.c.st[id] == St::Blocked {
-            return false;
-        }
-        self.c.st[id] = St::Blocked;
         true
     }
     fn wake(&mut self, id: ClientId) -> bool {
@@ -135,27 +137,6 @@ impl RefWfq {
         self.c.w.push(w);
         self.c.st.push(St::Runnable);
         self.vstart.push(self.vtime);
-        true
-    }
-    fn leave(&mut self, id: ClientId) -> bool {
-        if !self.c.idle_live(id) {
-            return false;
-        }
-        self.c.st[id] = St::Left;
-        true
-    }
-    fn set_weight(&mut self, id: ClientId, w: u64) -> bool {
-        if !self.c.idle_live(id) || check_weight(w).is_err() {
-            return false;
-        }
-        self.c.w[id] = w;
-        true
-    }
-    fn block(&mut self, id: ClientId) -> bool {
-        if !self.c.idle_live(id) || self.c.st[id] == St::Blocked {
-            return false;
-        }
-        self.c.st[id] = St::Blocked;
         true
     }
     fn wake(&mut self, id: ClientId) -> bool {
@@ -262,13 +243,13 @@ macro_rules! step {
                 prop_assert_eq!($s.join(*w).is_ok(), $r.join(*w));
             }
             Op::Leave(i) => {
-                prop_assert_eq!($s.leave(*i).is_ok(), $r.leave(*i));
+                prop_assert_eq!($s.leave(*i).is_ok(), $r.c.leave(*i));
             }
             Op::SetWeight(i, w) => {
-                prop_assert_eq!($s.set_weight(*i, *w).is_ok(), $r.set_weight(*i, *w));
+                prop_assert_eq!($s.set_weight(*i, *w).is_ok(), $r.c.set_weight(*i, *w));
             }
             Op::Block(i) => {
-                prop_assert_eq!($s.block(*i).is_ok(), $r.block(*i));
+                prop_assert_eq!($s.block(*i).is_ok(), $r.c.block(*i));
             }
             Op::Wake(i) => {
                 prop_assert_eq!($s.wake(*i).is_ok(), $r.wake(*i));
@@ -365,8 +346,8 @@ fn stride_and_wfq_match_at_scale() {
         let id = (r >> 8) as usize % rs.c.st.len();
         match r % 16 {
             0 => {
-                assert_eq!(s.block(id).is_ok(), rs.block(id));
-                assert_eq!(f.block(id).is_ok(), rf.block(id));
+                assert_eq!(s.block(id).is_ok(), rs.c.block(id));
+                assert_eq!(f.block(id).is_ok(), rf.c.block(id));
             }
             1 => {
                 assert_eq!(s.wake(id).is_ok(), rs.wake(id));
@@ -378,13 +359,13 @@ fn stride_and_wfq_match_at_scale() {
                 assert!(f.join(w).is_ok() && rf.join(w));
             }
             3 if step % 5 == 0 => {
-                assert_eq!(s.leave(id).is_ok(), rs.leave(id));
-                assert_eq!(f.leave(id).is_ok(), rf.leave(id));
+                assert_eq!(s.leave(id).is_ok(), rs.c.leave(id));
+                assert_eq!(f.leave(id).is_ok(), rf.c.leave(id));
             }
             4 => {
                 let w = 1 + (r >> 32) % 1024;
-                assert_eq!(s.set_weight(id, w).is_ok(), rs.set_weight(id, w));
-                assert_eq!(f.set_weight(id, w).is_ok(), rf.set_weight(id, w));
+                assert_eq!(s.set_weight(id, w).is_ok(), rs.c.set_weight(id, w));
+                assert_eq!(f.set_weight(id, w).is_ok(), rf.c.set_weight(id, w));
             }
             _ => {
                 let used = if r & 0x100 == 0 { q } else { (r >> 20) % q };
