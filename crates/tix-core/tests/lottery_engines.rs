@@ -199,6 +199,18 @@ fn wins(l: &mut Lottery, ids: &[ClientId], picks: usize) -> Vec<u64> {
     counts
 }
 
+/// Win counts of an O(1) lottery over `weights` (joined in order) after
+/// `draws` whole-quantum pick+charge rounds, seeded with `seed`.
+fn o1_wins(weights: &[u64], seed: u64, draws: usize) -> Vec<u64> {
+    let opts = PolicyOptions {
+        quantum_ns: Q,
+        seed,
+    };
+    let mut l = Lottery::new(&opts, Draw::O1);
+    let ids: Vec<ClientId> = weights.iter().map(|&w| l.join(w).unwrap()).collect();
+    wins(&mut l, &ids, draws)
+}
+
 #[test]
 fn o1_fits_shares_after_churn() {
     // 20 clients over four groups (values 2..1023), reshuffled by
@@ -257,15 +269,7 @@ fn o1_fits_shares_of_large_values() {
         (1 << 30) + 99,
         1 << 30,
     ];
-    let mut l = Lottery::new(
-        &PolicyOptions {
-            quantum_ns: Q,
-            seed: 8,
-        },
-        Draw::O1,
-    );
-    let ids: Vec<ClientId> = weights.iter().map(|&w| l.join(w).unwrap()).collect();
-    let c = wins(&mut l, &ids, 100_000);
+    let c = o1_wins(&weights, 8, 100_000);
     let x = chi2_fit(&c, &weights);
     assert!(x < chi2_999(5), "chi2 {x}: {c:?}");
 }
@@ -277,15 +281,7 @@ fn o1_fits_shares_of_one_crowded_group() {
     // two-candidate rounds fail often enough to matter. df = 7; the
     // smallest cell expects 80000·512/6200 ≈ 6600 wins.
     let weights = [512, 513, 600, 700, 800, 900, 1000, 1023];
-    let mut l = Lottery::new(
-        &PolicyOptions {
-            quantum_ns: Q,
-            seed: 9,
-        },
-        Draw::O1,
-    );
-    let ids: Vec<ClientId> = weights.iter().map(|&w| l.join(w).unwrap()).collect();
-    let c = wins(&mut l, &ids, 80_000);
+    let c = o1_wins(&weights, 9, 80_000);
     let x = chi2_fit(&c, &weights);
     assert!(x < chi2_999(7), "chi2 {x}: {c:?}");
 }
@@ -295,15 +291,7 @@ fn chi2_bounds_have_power() {
     // The same crowded group measured against shares with two values
     // swapped (512 ↔ 1023): far outside the bound, so the test can fail.
     let weights = [512, 513, 600, 700, 800, 900, 1000, 1023];
-    let mut l = Lottery::new(
-        &PolicyOptions {
-            quantum_ns: Q,
-            seed: 9,
-        },
-        Draw::O1,
-    );
-    let ids: Vec<ClientId> = weights.iter().map(|&w| l.join(w).unwrap()).collect();
-    let c = wins(&mut l, &ids, 80_000);
+    let c = o1_wins(&weights, 9, 80_000);
     let mut wrong = weights;
     wrong.swap(0, 7);
     assert!(chi2_fit(&c, &wrong) > 100.0 * chi2_999(7));
