@@ -11,6 +11,7 @@
 //! * weight change: pass kept (an approximation: Waldspurger rescales the
 //!   remaining pass; keeping it costs at most one stride of error).
 
+use crate::eligible::udiv;
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
@@ -24,13 +25,7 @@ pub const PASS_SHIFT: u32 = 16;
 /// exactly as the kernel computes it. `weight` 0 is treated as 1 (callers
 /// validate weights; this is a pure rule and must not panic).
 pub fn pass_delta(used_ns: u64, weight: u64) -> u64 {
-    let w = weight.max(1);
-    if used_ns >> (64 - PASS_SHIFT) == 0 {
-        // used_ns < 2^48 ns (3.2 days): the shifted time fits u64 and one
-        // u64 division gives the same quotient as the u128 one below.
-        return (used_ns << PASS_SHIFT) / w;
-    }
-    let d = ((used_ns as u128) << PASS_SHIFT) / (w as u128);
+    let d = udiv((used_ns as u128) << PASS_SHIFT, weight.max(1) as u128);
     u64::try_from(d).unwrap_or(u64::MAX)
 }
 

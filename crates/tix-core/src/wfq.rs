@@ -8,6 +8,7 @@
 //! paper names no tie rule). For one share-100 client among 100 of share 1 the
 //! join-order rule reproduces the paper's "A runs 100 quanta first, +50 tu".
 
+use crate::eligible::udiv;
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
@@ -20,14 +21,8 @@ pub(crate) const VT_SHIFT: u32 = 40;
 
 /// Virtual time gained by running `used_ns` at `weight` (weight ≥ 1).
 pub(crate) fn vt_delta(used_ns: u64, weight: u64) -> u128 {
-    let w = weight.max(1);
-    if used_ns >> (64 - VT_SHIFT) == 0 {
-        // used_ns < 2^24 ns (16.7 ms, longer than any usual quantum): the
-        // shifted time fits u64, and a u64 division gives the same quotient
-        // as the u128 one below at a fraction of its cost.
-        return ((used_ns << VT_SHIFT) / w) as u128;
-    }
-    ((used_ns as u128) << VT_SHIFT) / w as u128
+    // A u64 division whenever the shifted time fits (used_ns < 2^24 ns).
+    udiv((used_ns as u128) << VT_SHIFT, weight.max(1) as u128)
 }
 
 /// (VFT, id) as the words [VFT high, VFT low, id]: ordered by VFT, then
