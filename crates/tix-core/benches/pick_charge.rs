@@ -9,7 +9,10 @@
 //! dynamic dispatch adds; group `shuffled` repeats the tree- and group-based
 //! policies at 10^5+ clients with weights joined in hash order, so that
 //! equal weights do not sit at adjacent ids. rr is the peer every row is
-//! compared against.
+//! compared against. Group `floor` times what no draw can avoid: the
+//! default generator's `below(N)` and one load from a random slot of an
+//! N-entry u64 array (a lottery draw reads at least one random client),
+//! so past the caches a row can be read against the memory it must touch.
 //! Run: `cargo bench -p tix-core --bench pick_charge`
 //! (`TIX_BENCH_SIZES=10,1000,100000` to choose the sizes).
 
@@ -168,5 +171,37 @@ fn shuffled(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pick_charge, dyn_dispatch, shuffled);
+/// One uniform slot of an N-entry array per iteration: the memory floor of
+/// a random draw at that size (see the module header). `random-load` lets
+/// consecutive loads overlap (what the out-of-order core does when a draw's
+/// address depends only on the generator); `random-chain` makes each
+/// address wait for the previous load (XOR with its value masked by a zero
+/// the compiler cannot see), the latency a draw pays when it cannot overlap.
+fn floor(c: &mut Criterion) {
+    use tix_core::rng::{DefaultRng, Rng};
+    let mut g = group(c, "floor");
+    for n in sizes() {
+        let slots = weights(n);
+        let mut rng = DefaultRng::new(OPTS.seed);
+        let mut acc = 0u64;
+        g.bench_with_input(BenchmarkId::new("random-load", n), &n, |b, _| {
+            b.iter(|| {
+                acc = acc.wrapping_add(slots[rng.below(n as u64) as usize]);
+                black_box(acc)
+            })
+        });
+        let zero = black_box(0u64);
+        let mut last = 0u64;
+        g.bench_with_input(BenchmarkId::new("random-chain", n), &n, |b, _| {
+            b.iter(|| {
+                let i = rng.below(n as u64) ^ (last & zero);
+                last = slots[i as usize];
+                black_box(last)
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pick_charge, dyn_dispatch, shuffled, floor);
 criterion_main!(benches);
