@@ -1,4 +1,4 @@
-//! The lottery's fast draw engines (Waldspurger 001 §4.2): the 8-ary sum
+//! The lottery's fast draw engines (Waldspurger 001 §4.2): the 32-ary sum
 //! tree against an O(n) model that scans the clients in id order (the same
 //! winner for every draw, compensation included), and the O(1) draw's
 //! distribution by chi-square where its two-candidate rejection and its
@@ -448,5 +448,62 @@ fn o1_winners_match_the_recorded_runs() {
             },
         };
         assert_eq!(o1_run(seed, comp, 4000), (hash, picks), "seed {seed}");
+    }
+}
+
+// From 2^18 runnable clients a pick prefetches the members the lottery two
+// picks ahead will try first, working on a copy of the generator. A hint
+// only: the winners must be those of the draw before the prefetch existed.
+// Recorded from the lottery.rs of commit 2dcd389 (before the look-ahead),
+// `o1_large_run` compiled against it in a scratch crate outside the
+// repository, printing `(seed, hash, picks)`.
+
+/// 2^18 + 64 clients (past the size from which a pick prefetches for the
+/// next ones), weights 1..=1024 in hash order; picks with whole charges,
+/// and every 97th step a block, wake or reweight of a random client, so
+/// that some look-aheads are wrong (at most 31 blocks: the clients stay
+/// above 2^18). FNV-1a hash of the picks.
+fn o1_large_run(seed: u64) -> (u64, usize) {
+    let opts = PolicyOptions {
+        quantum_ns: 1000,
+        seed,
+    };
+    let mut s = Lottery::new(&opts, Draw::O1);
+    let mut g = SplitMix64::new(seed ^ 0x1a46e);
+    let n = (1usize << 18) + 64;
+    for _ in 0..n {
+        s.join(1 + g.next_u64() % 1024).expect("join");
+    }
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    let mut picks = 0;
+    for step in 0..3000u64 {
+        if step % 97 == 0 {
+            let id = (g.next_u64() % n as u64) as usize;
+            match g.next_u64() % 3 {
+                0 => {
+                    let _ = s.block(id);
+                }
+                1 => {
+                    let _ = s.wake(id);
+                }
+                _ => s
+                    .set_weight(id, 1 + g.next_u64() % 4096)
+                    .expect("set_weight"),
+            }
+        }
+        let id = s.pick().expect("runnable clients");
+        picks += 1;
+        hash = (hash ^ id as u64).wrapping_mul(0x100_0000_01b3);
+        s.charge(id, 1000).expect("charge");
+    }
+    (hash, picks)
+}
+
+#[test]
+fn o1_winners_with_look_ahead_match_the_recorded_runs() {
+    const RECORDED: [(u64, u64, usize); 2] =
+        [(1, 0x333cf4cd655faa73, 3000), (2, 0x2b54a4519b6b3ab2, 3000)];
+    for (seed, hash, picks) in RECORDED {
+        assert_eq!(o1_large_run(seed), (hash, picks), "seed {seed}");
     }
 }
