@@ -21,6 +21,9 @@
 //! promoted as runs: a run of takes touches no node until it ends, and a
 //! run of promotions rewrites the nodes above it once (`take_next`,
 //! `promote_run`, `update_range`); other id orders take the walks above.
+//! When a run's members also end with equal keys (equal weights charged
+//! alike) their leaves differ only in the id, so every node wholly inside
+//! the run is written without reading its children (`fill_run`).
 
 use crate::error::{Error, Result};
 use crate::sched::ClientId;
@@ -113,9 +116,15 @@ pub struct EligibleQueue {
     /// leaf outside the run is known to hold a larger value (EMPTY once any
     /// leaf outside the run has been written): see `take_next`.
     last: u128,
-    /// A lower bound of the true values of the run's leaves: the minimum of
-    /// every value a run member was re-queued with since the run began.
-    pmin: Node,
+    /// The finish of `last`, unpacked (valid while `last` is set).
+    last_f: i128,
+    /// What the run's stale leaves hide, as plain keys: the smallest finish
+    /// among run members re-queued eligible since the run began, and the
+    /// smallest start among those re-queued ineligible (i128::MAX: none).
+    /// Kept unpacked so a re-queue packs nothing: a key that no longer fits
+    /// above the base is found when the run is flushed, which rebuilds.
+    pmin_f: i128,
+    pmin_s: i128,
 }
 
 impl Default for EligibleQueue {
@@ -138,7 +147,9 @@ impl EligibleQueue {
             wide: false,
             pending: None,
             last: EMPTY,
-            pmin: EMPTY_NODE,
+            last_f: 0,
+            pmin_f: i128::MAX,
+            pmin_s: i128::MAX,
         }
     }
 
@@ -340,6 +351,75 @@ impl EligibleQueue {
         self.walk_from(l, e, i);
     }
 
+    /// Write the leaves of ids lo..=hi, whose packed values are (e0, i0)
+    /// plus the id's offset from lo (EMPTY halves stay EMPTY), and bring
+    /// every node above them up to date. Packed values grow with the id, so
+    /// a node whose leaves all lie in the range holds its leftmost leaf's
+    /// value: it is written without reading its children. Only the two end
+    /// nodes of each level, which may also cover leaves outside the range,
+    /// are folded from their children; then one walk goes on from the node
+    /// where the range narrows to one, as in `update_range`.
+    fn fill_run(&mut self, lo: ClientId, hi: ClientId, e0: u128, i0: u128) {
+        if lo == hi {
+            self.walk(lo, e0, i0)
+        } else {
+            self.fill_range(lo, hi, e0, i0)
+        }
+    }
+
+    /// `fill_run` of two ids or more. Out of line: inlined, it made the
+    /// single walk beside it slower (measured: +100 instructions a pick
+    /// with ids in hash order, where nearly every run is one id).
+    #[inline(never)]
+    fn fill_range(&mut self, lo: ClientId, hi: ClientId, e0: u128, i0: u128) {
+        #[inline(always)]
+        fn at(x0: u128, d: usize) -> u128 {
+            // x0 + d stays below EMPTY: ids stay below NONE (`check_room`).
+            if x0 == EMPTY {
+                EMPTY
+            } else {
+                x0 + d as u128
+            }
+        }
+        let (first, last) = (self.cap + lo, self.cap + hi);
+        let t = &mut self.tree[self.off..];
+        for (d, n) in t[first..=last].iter_mut().enumerate() {
+            *n = Node {
+                e: at(e0, d),
+                i: at(i0, d),
+            };
+        }
+        let (mut l, mut h) = (first, last);
+        let (mut e, mut i) = (at(e0, 0), at(i0, 0));
+        let mut k = 0;
+        while l != h {
+            l >>= 1;
+            h >>= 1;
+            k += 1;
+            let fold = |t: &[Node], p: usize| {
+                let (a, b) = (t[2 * p], t[2 * p + 1]);
+                (min2(a.e, b.e), min2(a.i, b.i))
+            };
+            // Interior nodes: their leftmost leaf p << k lies in the range.
+            if h > l + 1 {
+                for (p, n) in (l + 1..).zip(&mut t[l + 1..h]) {
+                    let d = (p << k) - first;
+                    *n = Node {
+                        e: at(e0, d),
+                        i: at(i0, d),
+                    };
+                }
+            }
+            let (he, hi) = fold(t, h);
+            t[h] = Node { e: he, i: hi };
+            (e, i) = fold(t, l);
+            if l != h {
+                t[l] = Node { e, i };
+            }
+        }
+        self.walk_from(l, e, i);
+    }
+
     fn in_run(&self, id: ClientId) -> bool {
         self.pending.is_some_and(|(a, b)| a <= id && id <= b)
     }
@@ -364,6 +444,17 @@ impl EligibleQueue {
         if self.wide {
             return;
         }
+        // Equal weights joined together are taken, charged and re-queued
+        // alike: their leaves differ only in the id, and `fill_run` writes
+        // them (and most nodes above) without a load or a pack each.
+        let (fl, s, f) = (self.flag[a], self.start[a], self.finish[a]);
+        let same = |j: usize| self.flag[j] == fl && self.start[j] == s && self.finish[j] == f;
+        if (a + 1..=b).all(same) {
+            return match self.leaf_value(a) {
+                Some((e, i)) => self.fill_run(a, b, e, i),
+                None => self.rebuild(),
+            };
+        }
         let mut last = (EMPTY, EMPTY);
         for id in a..=b {
             match self.leaf_value(id) {
@@ -383,6 +474,9 @@ impl EligibleQueue {
 
     /// Re-queue a client after its charge: flagged eligible at once if
     /// start ≤ v, saving the promotion walk at the next pick.
+    // Inlined into the policies' charge (the run case is most calls when
+    // equal weights hold adjacent ids); the rest stays out of line.
+    #[inline(always)]
     pub(crate) fn requeue(&mut self, id: ClientId, v: i128) {
         let flag = if self.start[id] <= v {
             Flag::Eligible
@@ -391,16 +485,20 @@ impl EligibleQueue {
         };
         if self.in_run(id) && !self.wide {
             // Taken: the leaf stays stale until a later query (see
-            // `pending`), unless its keys need a new base.
+            // `pending`); the flush rebuilds if its keys need a new base.
             self.reflag(id, flag);
-            if let Some((e, i)) = self.leaf_value(id) {
-                self.pmin = Node {
-                    e: min2(self.pmin.e, e),
-                    i: min2(self.pmin.i, i),
-                };
-                return;
+            if flag == Flag::Eligible {
+                self.pmin_f = self.pmin_f.min(self.finish[id]);
+            } else {
+                self.pmin_s = self.pmin_s.min(self.start[id]);
             }
+            return;
         }
+        self.requeue_walk(id, flag);
+    }
+
+    #[inline(never)]
+    fn requeue_walk(&mut self, id: ClientId, flag: Flag) {
         self.touch(id);
         self.set_flag(id, flag);
     }
@@ -521,7 +619,9 @@ impl EligibleQueue {
             self.reflag(id, Flag::Out);
             self.pending = Some((id, id));
             self.last = e;
-            self.pmin = EMPTY_NODE;
+            self.last_f = self.finish[id];
+            self.pmin_f = i128::MAX;
+            self.pmin_s = i128::MAX;
             return Some(id);
         }
     }
@@ -534,14 +634,15 @@ impl EligibleQueue {
     /// between), its start is ≤ v, no ineligible client outside the run has
     /// start ≤ v (the root's ineligible minimum is exact outside the run:
     /// stale leaves show no ineligible half) and no run member's re-queued
-    /// value could compete (`pmin`), then b + 1 is the exact answer.
+    /// value could compete (`pmin_f`, `pmin_s`), then b + 1 is the exact
+    /// answer.
     ///
     /// This pays only when clients with equal (start, finish) hold adjacent
     /// ids, as equal weights joined together do (the pick_charge bench joins
     /// ~100 clients per weight in a row): a run of k such picks then costs
     /// one `update_range` instead of k walks. Otherwise it fails at the
     /// first test and the take goes on as before.
-    #[inline]
+    #[inline(always)]
     fn take_next(&mut self, a: ClientId, b: ClientId, v: i128) -> Option<ClientId> {
         let c = b + 1;
         // Flag and finish first: their lines sit beside b's, which the take
@@ -550,15 +651,20 @@ impl EligibleQueue {
         if self.last == EMPTY
             || c >= self.flag.len()
             || self.flag[c] != Flag::Eligible
-            || self.finish[c] != self.unpack(self.last).0
+            || self.finish[c] != self.last_f
         {
             return None;
         }
-        let e = self.node(self.cap + c).e;
-        if e != self.last + 1 || e == EMPTY || self.start[c] > v || self.pmin.e <= e {
+        // c's leaf is not read: outside the run every leaf is what its flag
+        // and keys say (each change of either writes it), so an eligible-
+        // flagged c with last's finish holds exactly last + 1 (c = b + 1;
+        // c < NONE, so the id field does not carry).
+        let e = self.last + 1;
+        // A re-queued member ties c's finish only with a lower id: it wins.
+        if self.start[c] > v || self.pmin_f <= self.last_f || self.pmin_s <= v {
             return None;
         }
-        let i = min2(self.node(1).i, self.pmin.i);
+        let i = self.node(1).i;
         if i != EMPTY && self.unpack(i).0 <= v {
             return None;
         }
@@ -577,13 +683,35 @@ impl EligibleQueue {
     /// others are promoted by later rounds of take's loop, so the flags end
     /// the same whatever the run found.
     fn promote_run(&mut self, m: ClientId, v: i128) {
+        // First the extent, and whether every finish equals m's (equal
+        // weights joined together): then `fill_run` writes the leaves.
+        let fm = self.finish[m];
+        let mut j = m;
+        let mut same = true;
+        loop {
+            self.reflag(j, Flag::Eligible);
+            same &= self.finish[j] == fm;
+            j += 1;
+            if j == self.flag.len() || self.flag[j] != Flag::Ineligible || self.start[j] > v {
+                break;
+            }
+        }
+        self.last = EMPTY;
+        if same {
+            // m's keys were checked when it was queued and are unchanged;
+            // the rebuild keeps this total anyway.
+            return match self.pack(fm, m) {
+                Some(e) => self.fill_run(m, j - 1, e, EMPTY),
+                None => self.rebuild(),
+            };
+        }
+        let end = j;
         let mut j = m;
         let mut prev = None;
         loop {
             if let Some(e) = prev {
                 self.tree[self.cap + j - 1 + self.off] = Node { e, i: EMPTY };
             }
-            self.reflag(j, Flag::Eligible);
             // Both keys were checked when the client was queued and are
             // unchanged; the rebuild keeps this total anyway.
             match self.pack(self.finish[j], j) {
@@ -591,11 +719,10 @@ impl EligibleQueue {
                 None => return self.rebuild(),
             }
             j += 1;
-            if j == self.flag.len() || self.flag[j] != Flag::Ineligible || self.start[j] > v {
+            if j == end {
                 break;
             }
         }
-        self.last = EMPTY;
         // prev is Some: the loop ran at least once and did not return.
         let e = prev.unwrap_or(EMPTY);
         self.update_range(m, j - 1, (e, EMPTY));
@@ -608,7 +735,22 @@ impl EligibleQueue {
     /// Same answer as take(v), then min_ineligible_start and take(v'), but
     /// when the client taken last is still pending and nobody else is
     /// eligible-flagged, its walk and the raise's promotion run side by side.
+    // The tree-free take of a run (`take_next`) is inlined into the
+    // policies' pick; everything else stays out of line. Trying it before
+    // the fused raise changes nothing: the raise needs nobody flagged
+    // eligible, take_next an eligible-flagged b + 1.
+    #[inline(always)]
     pub fn take_or_raise(&mut self, v: i128) -> Option<(ClientId, i128)> {
+        if let Some((a, b)) = self.pending {
+            if let Some(c) = self.take_next(a, b, v) {
+                return Some((c, v));
+            }
+        }
+        self.take_or_raise_tree(v)
+    }
+
+    #[inline(never)]
+    fn take_or_raise_tree(&mut self, v: i128) -> Option<(ClientId, i128)> {
         if let Some((x, b)) = self.pending {
             if let Some(vr) = (x == b).then(|| self.raise_with_flush(x, v)).flatten() {
                 let id = self.take(vr)?;

@@ -150,6 +150,27 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Runs long enough that a flush or a promotion covers whole subtrees
+    /// of several levels: the run writes (`fill_run`) then set the nodes
+    /// inside the range without reading them and fold only the two ends of
+    /// each level; group sizes 17..80 put those ends at every alignment.
+    /// Slices of 1..3 let V step past several groups' starts per serve.
+    #[test]
+    fn long_runs_match_scan(
+        groups in proptest::collection::vec((17usize..80, 0i128..3, 1i128..4), 1..4),
+        steps in proptest::collection::vec(step(), 1..400),
+    ) {
+        check_runs(groups, steps)?;
+    }
+}
+
 /// A step of the run-shaped drive (`runs_match_scan`).
 #[derive(Debug, Clone)]
 enum Step {
