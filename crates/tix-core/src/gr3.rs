@@ -38,7 +38,9 @@
 //! Laid out for speed; the schedule is exactly that of the plain reading
 //! (tests/gr3_equivalence.rs holds one recorded from it). A group's queue
 //! keeps each member's weight, counter and cycle stamp next to its id, so
-//! eq. 5 reads one array front to back, as a slice search with u64 products;
+//! eq. 5 reads one array front to back with u64 products, 64 verdicts at a
+//! time into a bit window that pick consumes lowest bit first (short queues
+//! keep a plain slice search);
 //! what charge needs from the group list (S_next, the next group, the head)
 //! is cached per group whenever the list changes; pick and charge are
 //! `#[inline]` with the guards and the u128 fallback out of line.
@@ -49,6 +51,10 @@ use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 
 const NGROUPS: usize = 33;
+
+/// Queues up to this long are searched member by member rather than
+/// through the bit window (see `Group::search`).
+const SHORT: usize = 8;
 
 /// A runnable client in its group's queue: all that pick and charge touch
 /// of it, in 32 bytes (two to a cache line, never straddling one).
@@ -78,6 +84,12 @@ struct Cold {
 struct Group {
     /// Index in `queue` of the next client to consider; 0 starts a round.
     pos: usize,
+    /// The window: eq. 5's verdicts under the current G_last for the
+    /// members of the aligned block of 64 that holds `pos`, from `pos` on
+    /// (bit j for member `(pos & !63) + j`; earlier bits are clear). Zero
+    /// when exhausted or stale: every change to the queue, S_G or a
+    /// member's counter outside charge clears it.
+    bits: u64,
     queue: Vec<Entry>,
     share: u128,
     last_counter: u128,
@@ -99,17 +111,49 @@ impl Group {
     /// nothing but `pos`, and G_last changes only at a round start, so the
     /// same answer is the first passing member of the rest of this round,
     /// else of the next round (a third partial round revisits members
-    /// already refused under the same G_last). Each part is a plain slice
-    /// search. While S_G and G_last are below 2^32 eq. 5's products fit in
-    /// u64: S_A, C_A ≤ 2^32, and the group counter (the next G_last) is at
-    /// most S_G, being the sum of its members' C_A ≤ S_A. Bigger groups take
-    /// the u128 `scan`.
+    /// already refused under the same G_last). Nor does a visit change any
+    /// member's verdict but its own: only the client picked is charged, and
+    /// it lies behind `pos`. So the verdicts are taken 64 members at a time
+    /// into a bit window, in a loop with no branch on them (their pattern
+    /// defeats a predictor when weights differ from one member to the
+    /// next), and pick takes the lowest set bit. While S_G and G_last are
+    /// below 2^32 eq. 5's products fit in u64: S_A, C_A ≤ 2^32, and the
+    /// group counter (the next G_last) is at most S_G, being the sum of its
+    /// members' C_A ≤ S_A. Bigger groups take the u128 `scan`.
     #[inline]
     fn next_member(&mut self) -> Option<usize> {
+        // The window is consulted after the same checks as every call: the
+        // u128 and short-queue paths never see an open window (they close
+        // it, or never open one), and set bits imply an open window.
         const SMALL: u128 = 1 << 32;
         if self.share | self.last_counter >= SMALL {
+            self.close_window();
             return self.scan();
         }
+        if self.queue.len() <= SHORT {
+            return self.search();
+        }
+        if self.bits != 0 {
+            // Set bits lie past `pos`, in its block (see `bits`).
+            let i = (self.pos & !63) + self.bits.trailing_zeros() as usize;
+            self.bits &= self.bits - 1;
+            self.pos = wrap(i + 1, self.queue.len());
+            return Some(i);
+        }
+        self.refill()
+    }
+
+    /// Forget the window (its verdicts may be stale).
+    #[inline]
+    fn close_window(&mut self) {
+        self.bits = 0;
+    }
+
+    /// `next_member` for a short queue, by two plain slice searches: there
+    /// the verdicts repeat with a short period, which a predictor learns,
+    /// and the window's refills would cost more than they save.
+    #[inline]
+    fn search(&mut self) -> Option<usize> {
         let (share, counter) = (self.share as u64, self.counter as u64);
         let len = self.queue.len();
         let p = self.pos;
@@ -133,6 +177,50 @@ impl Group {
         let found = first(&self.queue, counter);
         self.pos = wrap(found.unwrap_or(p) + 1, len);
         found
+    }
+
+    /// `next_member` when the window has no passing member left: fill it
+    /// from `pos` to the end of its block, then block by block, starting
+    /// the next round at the end of the queue (once per call; a second
+    /// round end means nobody passes). Refilling from `pos` re-reads the
+    /// members of an exhausted block that were refused (same verdicts, a
+    /// few visits wasted) and spares a field that would say where the
+    /// window stood.
+    #[inline(never)]
+    fn refill(&mut self) -> Option<usize> {
+        let len = self.queue.len();
+        let p = self.pos;
+        let share = self.share as u64;
+        // A round that starts at `pos` takes G_last now (what the visit at
+        // position 0 does in `scan`).
+        let mut restarted = p == 0;
+        if restarted {
+            self.last_counter = self.counter;
+        }
+        let mut from = p;
+        loop {
+            let to = len.min((from | 63) + 1);
+            let members = self.queue.get(from..to).unwrap_or(&[]);
+            self.bits = pass_bits(members, from, self.last_counter as u64, share);
+            if self.bits != 0 {
+                break;
+            }
+            from = to;
+            if from >= len {
+                if restarted {
+                    // Two round ends in one call: nobody passes.
+                    self.pos = wrap(p + 1, len);
+                    return None;
+                }
+                restarted = true;
+                self.last_counter = self.counter;
+                from = 0;
+            }
+        }
+        let i = (from & !63) + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        self.pos = wrap(i + 1, len);
+        Some(i)
     }
 
     /// Eq. 5 visit by visit: at most two rounds and one visit.
@@ -199,6 +287,23 @@ fn wrap(i: usize, len: usize) -> usize {
     } else {
         i
     }
+}
+
+/// Eq. 5's verdicts under G_last = `last` for `members`, which start at
+/// queue index `from` and end in its block of 64: bit `from % 64 + j` set
+/// when `members[j]` passes, S_A · G_last ≤ C_A · S_G (none passes while
+/// G_last is 0). The caller guarantees both products fit in u64 (see
+/// `next_member`).
+#[inline]
+fn pass_bits(members: &[Entry], from: usize, last: u64, share: u64) -> u64 {
+    if last == 0 {
+        return 0;
+    }
+    let mut bits = 0u64;
+    for (j, e) in members.iter().enumerate() {
+        bits |= u64::from(e.weight * last <= e.counter * share) << j;
+    }
+    bits << (from & 63)
 }
 
 fn group_of(w: u64) -> usize {
@@ -310,6 +415,9 @@ impl Gr3 {
             gr.counter = gr.share;
             gr.ratio_num = gr.share as i128;
             gr.pos = 0;
+            // Every counter was 0, so no bit is set; cleared all the same,
+            // as `pos` moved.
+            gr.close_window();
         }
         self.c_total = self.s_total;
         self.current = self.order.first().copied();
@@ -337,6 +445,7 @@ impl Gr3 {
         };
         let ran = ran_cycle == self.cycle;
         let gr = &mut self.groups[k];
+        gr.close_window();
         if gr.queue.is_empty() {
             gr.queue.push(entry);
             gr.pos = 0;
@@ -371,6 +480,7 @@ impl Gr3 {
     fn remove(&mut self, id: ClientId, w: u64) {
         let k = group_of(w);
         let gr = &mut self.groups[k];
+        gr.close_window();
         let found = gr.queue.iter().position(|e| e.id == id);
         // A queued client is always found; 0 owed keeps the sums if not.
         let c_a = match found {
@@ -438,6 +548,8 @@ impl Gr3 {
     #[inline(never)]
     fn guard_member(&mut self, g: usize) -> Option<usize> {
         self.guard_hits += 1;
+        // The window is already empty (next_member just found nobody), so
+        // the member's out-of-turn charge cannot make a set bit stale.
         self.groups[g].queue.iter().position(|e| e.counter > 0)
     }
 }
@@ -519,5 +631,110 @@ impl Scheduler for Gr3 {
             self.reset_cycle();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The bit window against `scan`, eq. 5 visit by visit: two instances
+    //! take the same random calls, one picking members as `pick` does, the
+    //! other always by `scan`; every pick and every call's outcome must
+    //! agree. (tests/gr3_equivalence.rs pins whole schedules against the
+    //! pre-optimisation code; this aims at the window's own edges: blocks
+    //! of 64, round ends, queues crossing `SHORT`, the u128 path, and
+    //! changes between and during quanta that must close a window.)
+    use super::*;
+    use crate::rng::{Rng as _, SplitMix64};
+    use crate::sched::MAX_WEIGHT;
+
+    impl Gr3 {
+        /// `pick` with the intragroup step taken by `scan`.
+        fn pick_by_scan(&mut self) -> Option<ClientId> {
+            if self.roster.in_service.is_some() {
+                return self.roster.in_service;
+            }
+            let mut g = self.current.or(self.order.first().copied())?;
+            if self.groups[g].counter == 0 {
+                g = self.guard_group(g)?;
+            }
+            let i = match self.groups[g].scan() {
+                Some(i) => i,
+                None => self.guard_member(g)?,
+            };
+            let a = self.groups[g].queue[i].id;
+            self.current = Some(g);
+            self.serving_group = g;
+            self.serving_index = i;
+            self.roster.in_service = Some(a);
+            Some(a)
+        }
+    }
+
+    /// A weight from a spread chosen per run: one group only (long queues,
+    /// several blocks), spread over 1..=64, or few per group (queues
+    /// around `SHORT`); with `big`, now and then one near 2^32 (the u128
+    /// path; such a client takes most quanta, so only some runs have them).
+    fn weight(r: &mut SplitMix64, spread: u64, big: bool) -> u64 {
+        if big && r.below(100) == 0 {
+            return MAX_WEIGHT - r.below(1 << 20);
+        }
+        // Small weights, so that cycles end within a run.
+        match spread {
+            0 => 8 + r.below(8),
+            1 => 1 + r.below(64),
+            _ => 1 << r.below(7),
+        }
+    }
+
+    #[test]
+    fn window_picks_what_scan_picks() {
+        let opts = PolicyOptions::default();
+        for seed in 0..48u64 {
+            let mut r = SplitMix64::new(seed);
+            let (spread, big) = (seed % 3, seed % 4 == 3);
+            let (mut fast, mut slow) = (Gr3::new(&opts), Gr3::new(&opts));
+            let mut n = 0u64;
+            for _ in 0..10 + r.below(200) {
+                let w = weight(&mut r, spread, big);
+                assert_eq!(fast.join(w), slow.join(w));
+                n += 1;
+            }
+            let change_pct = [0, 2, 10][(seed / 3 % 3) as usize];
+            for step in 0..4000 {
+                if r.below(100) < change_pct {
+                    let id = r.below(n + 1) as usize;
+                    let w = weight(&mut r, spread, big);
+                    let (a, b) = match r.below(5) {
+                        0 => {
+                            n += 1;
+                            (fast.join(w).map(|_| ()), slow.join(w).map(|_| ()))
+                        }
+                        1 => (fast.leave(id), slow.leave(id)),
+                        2 => (fast.set_weight(id, w), slow.set_weight(id, w)),
+                        3 => (fast.block(id), slow.block(id)),
+                        _ => (fast.wake(id), slow.wake(id)),
+                    };
+                    assert_eq!(a, b, "seed {seed} step {step}");
+                    continue;
+                }
+                let p = fast.pick();
+                assert_eq!(p, slow.pick_by_scan(), "seed {seed} step {step}");
+                let Some(c) = p else { continue };
+                // A change to someone else while c runs.
+                if r.below(100) < change_pct {
+                    let id = r.below(n) as usize;
+                    assert_eq!(fast.block(id), slow.block(id));
+                }
+                assert_eq!(
+                    fast.charge(c, opts.quantum_ns),
+                    slow.charge(c, opts.quantum_ns)
+                );
+            }
+            assert_eq!(fast.guard_hits(), slow.guard_hits(), "seed {seed}");
+            assert_eq!(fast.cycle(), slow.cycle(), "seed {seed}");
+            for id in 0..n as usize {
+                assert_eq!(fast.counter(id), slow.counter(id), "seed {seed}");
+            }
+        }
     }
 }
