@@ -103,10 +103,15 @@ impl Eevdf {
     /// moved by an integer k and Σ by k·W).
     #[inline]
     fn rebase(&mut self) -> i128 {
-        // Keep v − v0 small so w·(v − v0) never nears i128's range.
+        // Keep v − v0 small so w·(v − v0) never nears i128's range, and Σ
+        // within i64 so that V stays one 64-bit divide: every whole quantum
+        // adds about 2^40 to Σ (quantum · 2^SHIFT), so without the second
+        // test Σ leaves i64 after ~2^23 charges and every V after that is
+        // an i128 division (a library call) until v drifts 2^60 from v0,
+        // which takes practically forever. After a rebase Σ < W.
         let v = self.avg_vruntime();
         let shift = v - self.v0;
-        if shift.abs() > 1 << 60 {
+        if shift.abs() > 1 << 60 || self.sum_wv.unsigned_abs() > 1 << 62 {
             self.sum_wv -= self.sum_w * shift;
             self.v0 = v;
         }
@@ -216,5 +221,46 @@ impl Scheduler for Eevdf {
         self.v_charged = Some(v);
         self.q.requeue(id, v);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! V against its definition, ⌊Σ w·v / Σ w⌋ (which does not depend on
+    //! the base v0), while rebases move v0 under it.
+    use super::*;
+    use crate::rng::{Rng, SplitMix64};
+
+    #[test]
+    fn v_is_the_weighted_average_across_rebases() {
+        // Quanta of 2^40 ns add ~2^60 to Σ per charge, so Σ would leave
+        // i64 within a few charges without the rebase on Σ's size.
+        let q = 1u64 << 40;
+        let opts = PolicyOptions {
+            quantum_ns: q,
+            seed: 1,
+        };
+        let mut s = Eevdf::new(&opts);
+        let weights = [1u64, 3, 1024, 7, 1 << 20];
+        for &w in &weights {
+            s.join(w).unwrap();
+        }
+        let mut g = SplitMix64::new(9);
+        for step in 0..400 {
+            let id = s.pick().unwrap();
+            let used = if g.next_u64().is_multiple_of(4) {
+                g.below(q) + 1
+            } else {
+                q
+            };
+            s.charge(id, used).unwrap();
+            let (mut swv, mut sw) = (0i128, 0i128);
+            for (i, &w) in weights.iter().enumerate() {
+                swv += w as i128 * s.q.start[i];
+                sw += w as i128;
+            }
+            assert_eq!(s.avg_vruntime(), swv.div_euclid(sw), "step {step}");
+            assert!(i64::try_from(s.sum_wv).is_ok(), "step {step}: Σ left i64");
+        }
     }
 }
