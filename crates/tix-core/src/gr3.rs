@@ -572,14 +572,12 @@ impl RunQueue for Gr3 {
     }
 }
 
-impl Scheduler for Gr3 {
-    fn name(&self) -> &'static str {
-        "gr3"
-    }
-    roster_accessors!();
-    run_queue_lifecycle!();
+impl Gr3 {
+    /// A pick whose intragroup step (eq. 5) is `search`: `next_member`
+    /// for real picks, `scan` (visit by visit) in the tests that hold the
+    /// window to it. Generic, so each caller gets its own inlined copy.
     #[inline]
-    fn pick(&mut self) -> Option<ClientId> {
+    fn pick_with(&mut self, search: impl FnOnce(&mut Group) -> Option<usize>) -> Option<ClientId> {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;
         }
@@ -587,7 +585,7 @@ impl Scheduler for Gr3 {
         if self.groups[g].counter == 0 {
             g = self.guard_group(g)?;
         }
-        let i = match self.groups[g].next_member() {
+        let i = match search(&mut self.groups[g]) {
             Some(i) => i,
             None => self.guard_member(g)?,
         };
@@ -597,6 +595,18 @@ impl Scheduler for Gr3 {
         self.serving_index = i;
         self.roster.in_service = Some(a);
         Some(a)
+    }
+}
+
+impl Scheduler for Gr3 {
+    fn name(&self) -> &'static str {
+        "gr3"
+    }
+    roster_accessors!();
+    run_queue_lifecycle!();
+    #[inline]
+    fn pick(&mut self) -> Option<ClientId> {
+        self.pick_with(Group::next_member)
     }
     #[inline]
     fn charge(&mut self, id: ClientId, _used_ns: u64) -> Result<()> {
@@ -650,23 +660,7 @@ mod tests {
     impl Gr3 {
         /// `pick` with the intragroup step taken by `scan`.
         fn pick_by_scan(&mut self) -> Option<ClientId> {
-            if self.roster.in_service.is_some() {
-                return self.roster.in_service;
-            }
-            let mut g = self.current.or(self.order.first().copied())?;
-            if self.groups[g].counter == 0 {
-                g = self.guard_group(g)?;
-            }
-            let i = match self.groups[g].scan() {
-                Some(i) => i,
-                None => self.guard_member(g)?,
-            };
-            let a = self.groups[g].queue[i].id;
-            self.current = Some(g);
-            self.serving_group = g;
-            self.serving_index = i;
-            self.roster.in_service = Some(a);
-            Some(a)
+            self.pick_with(Group::scan)
         }
     }
 
