@@ -11,6 +11,11 @@ use crate::sched::ClientId;
 /// How a policy keeps its runnable clients. The `roster` field of the
 /// policy has already validated the call and updated the run state.
 pub(crate) trait RunQueue {
+    /// Refuse the next id before the roster hands it out, when the queue
+    /// cannot hold it (a refusal leaves everything unchanged).
+    fn check_room(&self, _next: ClientId) -> crate::error::Result<()> {
+        Ok(())
+    }
     /// Per-client state for the new dense id `id` (before its first insert).
     fn grow(&mut self, _id: ClientId) {}
     /// A runnable client enters the queue: `fresh` on join, false on wake.
@@ -30,6 +35,7 @@ pub(crate) trait RunQueue {
 macro_rules! run_queue_lifecycle {
     () => {
         fn join(&mut self, weight: u64) -> $crate::error::Result<$crate::sched::ClientId> {
+            $crate::runqueue::RunQueue::check_room(self, self.roster.weights.len())?;
             let id = self.roster.join(weight)?;
             $crate::runqueue::RunQueue::grow(self, id);
             $crate::runqueue::RunQueue::enqueue(self, id, true);
