@@ -41,6 +41,19 @@ pub struct Eevdf {
     /// left the sums since (`account` clears it): the next pick reuses it
     /// instead of dividing again.
     v_charged: Option<i128>,
+    /// ⌊(2^64 − 1)/Σw⌋ while 0 < Σw < 2^64, else 0: V's quotient by a
+    /// multiply instead of a divide (`div_by_recip`), rewritten with Σw.
+    recip: u64,
+}
+
+/// ⌊n/w⌋ for w ≥ 1 given m = ⌊(2^64 − 1)/w⌋. Why one correction suffices:
+/// m ≥ 2^64/w − 1, so n/w − n·m/2^64 ≤ n/2^64 < 1 and the high half of n·m
+/// is the quotient or one less; the remainder n − q·w then says which.
+#[inline(always)]
+fn div_by_recip(n: u64, w: u64, m: u64) -> u64 {
+    let q = ((n as u128 * m as u128) >> 64) as u64;
+    // q·w ≤ n: no overflow.
+    q + (n - q * w >= w) as u64
 }
 
 impl Eevdf {
@@ -54,15 +67,20 @@ impl Eevdf {
             saved: Vec::new(),
             slice: Vec::new(),
             v_charged: None,
+            recip: 0,
         }
     }
 
     /// Weighted average vruntime V (v0 when nobody is runnable).
-    // Inlined into charge (through rebase): out of line, the calls' register
-    // saves cost about as much as the rest of the arithmetic.
+    // The reciprocal case is the one `rebase` takes on every charge; the
+    // divides remain for Σ < 0 (wakes below V), huge Σ or W.
     #[inline]
     pub fn avg_vruntime(&self) -> i128 {
-        if self.sum_w == 0 {
+        if self.recip != 0 && (0..=u64::MAX as i128).contains(&self.sum_wv) {
+            // recip ≠ 0: 0 < Σw < 2^64. For Σ ≥ 0 the floor is the plain quotient.
+            let (n, w) = (self.sum_wv as u64, self.sum_w as u64);
+            self.v0 + div_by_recip(n, w, self.recip) as i128
+        } else if self.sum_w == 0 {
             self.v0
         } else if let (Ok(a), Ok(b)) = (i64::try_from(self.sum_wv), i64::try_from(self.sum_w)) {
             // Same quotient by the 64-bit divide (an i128 one is a library call).
@@ -85,6 +103,10 @@ impl Eevdf {
         let w = self.roster.weights[id] as i128;
         self.sum_w += sign * w;
         self.sum_wv += sign * w * (self.q.start[id] - self.v0);
+        self.recip = match u64::try_from(self.sum_w) {
+            Ok(w) if w > 0 => u64::MAX / w,
+            _ => 0,
+        };
     }
 
     /// Take a client out of the average. When the last one goes, V is
@@ -103,6 +125,27 @@ impl Eevdf {
     /// moved by an integer k and Σ by k·W).
     #[inline]
     fn rebase(&mut self) -> i128 {
+        // The common case, 0 ≤ Σ < 2^64 with W < 2^64, in u64: the quotient
+        // by the reciprocal (no divide), and both tests below on u64s
+        // (Σ ≥ 0 makes the shift the quotient itself, ≥ 0).
+        if self.recip != 0 {
+            if let Ok(n) = u64::try_from(self.sum_wv) {
+                let q = div_by_recip(n, self.sum_w as u64, self.recip);
+                let v = self.v0 + q as i128;
+                if q > 1 << 60 || n > 1 << 62 {
+                    self.sum_wv -= self.sum_w * q as i128;
+                    self.v0 = v;
+                }
+                return v;
+            }
+        }
+        self.rebase_wide()
+    }
+
+    /// `rebase` for Σ < 0, Σ ≥ 2^64 or W outside 1..2^64.
+    #[cold]
+    #[inline(never)]
+    fn rebase_wide(&mut self) -> i128 {
         // Keep v − v0 small so w·(v − v0) never nears i128's range, and Σ
         // within i64 so that V stays one 64-bit divide: every whole quantum
         // adds about 2^40 to Σ (quantum · 2^SHIFT), so without the second
@@ -230,6 +273,42 @@ mod tests {
     //! the base v0), while rebases move v0 under it.
     use super::*;
     use crate::rng::{Rng, SplitMix64};
+
+    #[test]
+    fn reciprocal_quotient_is_exact() {
+        // Edges where the high half is most often one short (w = 1, n and
+        // w near 2^64, n a multiple of w or one below), then random pairs
+        // over every magnitude of w.
+        let edge = [
+            1u64,
+            2,
+            3,
+            7,
+            1 << 32,
+            (1 << 32) + 1,
+            u64::MAX / 3,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let mut g = SplitMix64::new(4);
+        let mut pairs: Vec<(u64, u64)> = Vec::new();
+        for &w in &edge {
+            for &n in &edge {
+                pairs.push((n, w));
+            }
+            for k in [1u64, 2, 1000, u64::MAX / w] {
+                let n = w.wrapping_mul(k);
+                pairs.extend([(n, w), (n.wrapping_sub(1), w), (n.wrapping_add(1), w)]);
+            }
+        }
+        for _ in 0..20_000 {
+            let w = (g.next_u64() >> g.below(64)).max(1);
+            pairs.push((g.next_u64() >> g.below(64), w));
+        }
+        for (n, w) in pairs {
+            assert_eq!(div_by_recip(n, w, u64::MAX / w), n / w, "{n} / {w}");
+        }
+    }
 
     #[test]
     fn v_is_the_weighted_average_across_rebases() {
