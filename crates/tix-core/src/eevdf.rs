@@ -23,6 +23,12 @@ fn vdelta(ns: u64, w: u64) -> i128 {
     udiv((ns as u128) << SHIFT, w.max(1) as u128) as i128
 }
 
+/// A client's `slice` entry: a whole quantum in its virtual time, and w · that.
+fn slice(quantum_ns: u64, w: u64) -> [i128; 2] {
+    let d = vdelta(quantum_ns, w);
+    [d, w as i128 * d]
+}
+
 /// EEVDF scheduler; `q.start` holds vruntimes, `q.finish` deadlines.
 #[derive(Debug, Clone)]
 pub struct Eevdf {
@@ -35,8 +41,9 @@ pub struct Eevdf {
     sum_w: i128,
     /// Per blocked client: (lag V − v, deadline − v) at block time.
     saved: Vec<(i128, i128)>,
-    /// Per client: vdelta(quantum, weight), kept with the weight.
-    slice: Vec<i128>,
+    /// Per client: [vdelta(quantum, w), w · that], kept with the weight: a
+    /// whole-quantum charge then adds to v and to Σ without a multiply.
+    slice: Vec<[i128; 2]>,
     /// V as the last charge computed it, while no client has entered or
     /// left the sums since (`account` clears it): the next pick reuses it
     /// instead of dividing again.
@@ -186,8 +193,8 @@ impl Scheduler for Eevdf {
         let id = self.roster.join(weight)?;
         self.q.add()?;
         self.saved.push((0, 0));
-        self.slice.push(vdelta(self.roster.quantum_ns, weight));
-        self.place(id, 0, self.slice[id]);
+        self.slice.push(slice(self.roster.quantum_ns, weight));
+        self.place(id, 0, self.slice[id][0]);
         Ok(id)
     }
     fn leave(&mut self, id: ClientId) -> Result<()> {
@@ -201,7 +208,7 @@ impl Scheduler for Eevdf {
         let v_avg = self.avg_vruntime();
         let (old, runnable) = self.roster.set_weight(id, weight)?;
         let (o, n) = (old as i128, weight as i128);
-        self.slice[id] = vdelta(self.roster.quantum_ns, weight);
+        self.slice[id] = slice(self.roster.quantum_ns, weight);
         if runnable {
             let start = self.q.start[id];
             let rel = self.q.finish[id] - start;
@@ -235,6 +242,11 @@ impl Scheduler for Eevdf {
         self.place(id, lag, rel);
         Ok(())
     }
+    // Forced inline into a caller that names the type (a plain hint was
+    // declined): out of line, the register saves and restores of pick and
+    // charge were 60 of 438 instructions per pick + charge at 10^5 clients
+    // (cachegrind); the queue's walks stay out of line.
+    #[inline(always)]
     fn pick(&mut self) -> Option<ClientId> {
         if self.roster.in_service.is_some() {
             return self.roster.in_service;
@@ -247,18 +259,22 @@ impl Scheduler for Eevdf {
         self.roster.in_service = Some(id);
         Some(id)
     }
+    #[inline(always)]
     fn charge(&mut self, id: ClientId, used_ns: u64) -> Result<()> {
         self.roster.charge(id)?;
-        let w = self.roster.weights[id];
-        let d = if used_ns == self.roster.quantum_ns {
-            self.slice[id]
+        let [sl, wsl] = self.slice[id];
+        let (d, wd) = if used_ns == self.roster.quantum_ns {
+            (sl, wsl)
         } else {
-            vdelta(used_ns, w)
+            let w = self.roster.weights[id];
+            let d = vdelta(used_ns, w);
+            (d, w as i128 * d)
         };
-        self.q.start[id] += d;
-        self.sum_wv += w as i128 * d;
-        if self.q.start[id] >= self.q.finish[id] {
-            self.q.finish[id] = self.q.start[id] + self.slice[id];
+        let v_a = self.q.start[id] + d;
+        self.q.start[id] = v_a;
+        self.sum_wv += wd;
+        if v_a >= self.q.finish[id] {
+            self.q.finish[id] = v_a + sl;
         }
         let v = self.rebase();
         self.v_charged = Some(v);

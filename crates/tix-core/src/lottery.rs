@@ -387,6 +387,10 @@ impl<R: Rng> Scheduler for Lottery<R> {
 
     /// Hold a lottery. While a picked client has not been charged, the same
     /// client is returned again (it is still in service).
+    // Forced inline (a plain hint was declined) into callers that name the
+    // type: the O(1) and tree draws are a few dozen instructions, and the
+    // call's register saves were a tenth of them.
+    #[inline(always)]
     fn pick(&mut self) -> Option<ClientId> {
         if let Some(id) = self.in_service {
             return Some(id);
@@ -421,6 +425,7 @@ impl<R: Rng> Scheduler for Lottery<R> {
         Some(winner)
     }
 
+    #[inline(always)]
     fn charge(&mut self, id: ClientId, used_ns: u64) -> Result<()> {
         if self.in_service != Some(id) {
             return Err(self.not_in_service(id));
@@ -555,6 +560,9 @@ impl<R: Rng> CurrencyLottery<R> {
 }
 
 #[derive(Debug, Clone)]
+// A plain tag: the niche in the boxes' and vectors' pointers made every
+// `if let Engine::O1` a five-instruction decode on the pick path.
+#[repr(u8)]
 enum Engine {
     List(ListDraw),
     Tree(TreeDraw),
