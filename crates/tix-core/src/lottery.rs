@@ -961,25 +961,34 @@ impl O1Draw {
         let span = self.spans[k];
         if span != 0 {
             if let Some((u1, u2)) = two_below(rng.next_u64(), span) {
-                let m = &self.members[k];
-                let bits = (1u64 << (k + 1)) - 1;
-                let (j1, b1, j2, b2) = (u1 >> (k + 1), u1 & bits, u2 >> (k + 1), u2 & bits);
-                if let (Some(&c1), Some(&c2)) = (m.get(j1 as usize), m.get(j2 as usize)) {
-                    // As in `rounds`: bits < top is the sign of their
-                    // difference, and one sign test of the two OR-ed covers
-                    // "either accepts" (two tests became two branches, the
-                    // first a coin flip to a predictor).
-                    let d1 = b1.wrapping_sub(c1.top as u64);
-                    let d2 = b2.wrapping_sub(c2.top as u64);
-                    let take1 = ((d1 as i64) >> 63) as u32;
-                    let id = c2.id ^ ((c1.id ^ c2.id) & take1);
-                    if ((d1 | d2) as i64) < 0 {
-                        return id as usize;
-                    }
+                if let Some(id) = self.joint_round(k, u1, u2) {
+                    return id;
                 }
             }
         }
         self.rounds(rng, k, clients)
+    }
+
+    /// One round of the joint path in group k from its two uniform draws
+    /// below `len << (k+1)`: each is a candidate's index (high bits) and
+    /// acceptance bits (the low k + 1); the winner, if either accepts.
+    /// Values < 2^32 here, so bits < value is the sign of their difference;
+    /// arithmetic rather than compares, so that the compiler neither
+    /// branches on the first candidate (a coin flip to a predictor) nor
+    /// delays the second one's load, and one sign test of the two OR-ed
+    /// covers "either accepts".
+    #[inline(always)]
+    fn joint_round(&self, k: usize, u1: u64, u2: u64) -> Option<usize> {
+        let k = k % 64;
+        let (j1, j2) = ((u1 >> (k + 1)) as usize, (u2 >> (k + 1)) as usize);
+        let bits = (1u64 << (k + 1)) - 1;
+        let m = &self.members[k];
+        let (c1, c2) = (m.get(j1)?, m.get(j2)?);
+        let d1 = (u1 & bits).wrapping_sub(c1.top as u64);
+        let d2 = (u2 & bits).wrapping_sub(c2.top as u64);
+        let take1 = ((d1 as i64) >> 63) as u32;
+        let id = c2.id ^ ((c1.id ^ c2.id) & take1);
+        (((d1 | d2) as i64) < 0).then_some(id as usize)
     }
 
     /// Rounds of candidates in group `k` until one is accepted.
@@ -1003,42 +1012,28 @@ impl O1Draw {
             // loaded at once: the first accepted of an i.i.d. sequence of
             // trials has the law of one trial repeated until accepted, and a
             // round fails with probability ≤ 1/4.
-            let (j1, b1, j2, b2);
             if joint {
                 let Some((u1, u2)) = two_below(rng.next_u64(), span) else {
                     continue;
                 };
-                let bits = (1u64 << (k + 1)) - 1;
-                (j1, b1, j2, b2) = (u1 >> (k + 1), u1 & bits, u2 >> (k + 1), u2 & bits);
-            } else {
-                let Some((i1, i2)) = two_below(rng.next_u64(), len) else {
-                    continue;
-                };
-                (j1, j2) = (i1, i2);
-                (b1, b2) = if k < 32 {
-                    // Both candidates' k+1 uniform bits from one word's halves.
-                    let x = rng.next_u64();
-                    ((x & 0xffff_ffff) >> (31 - k), x >> (63 - k))
-                } else {
-                    (rng.next_u64() >> (63 - k), rng.next_u64() >> (63 - k))
-                };
+                match self.joint_round(k, u1, u2) {
+                    Some(id) => return id,
+                    None => continue,
+                }
             }
+            let Some((j1, j2)) = two_below(rng.next_u64(), len) else {
+                continue;
+            };
+            let (b1, b2) = if k < 32 {
+                // Both candidates' k+1 uniform bits from one word's halves.
+                let x = rng.next_u64();
+                ((x & 0xffff_ffff) >> (31 - k), x >> (63 - k))
+            } else {
+                (rng.next_u64() >> (63 - k), rng.next_u64() >> (63 - k))
+            };
             let (Some(&c1), Some(&c2)) = (m.get(j1 as usize), m.get(j2 as usize)) else {
                 continue;
             };
-            if joint {
-                // Values < 2^32 here, so bits < value is the sign of their
-                // difference. Arithmetic rather than compares, so that the
-                // compiler neither branches on the first candidate (a coin
-                // flip to a predictor) nor delays the second one's load.
-                let a1 = b1.wrapping_sub(c1.top as u64) >> 63;
-                let a2 = b2.wrapping_sub(c2.top as u64) >> 63;
-                let id = c2.id ^ ((c1.id ^ c2.id) & 0u32.wrapping_sub(a1 as u32));
-                if a1 | a2 != 0 {
-                    return id as usize;
-                }
-                continue;
-            }
             let a1 = accepts(b1, sh, c1, clients);
             let a2 = accepts(b2, sh, c2, clients);
             if a1 | a2 {
