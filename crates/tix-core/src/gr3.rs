@@ -159,12 +159,20 @@ impl Group {
         }
         if self.bits != 0 {
             // Set bits lie past `pos`, in its block (see `bits`).
-            let i = (self.pos & !63) + self.bits.trailing_zeros() as usize;
-            self.bits &= self.bits - 1;
-            self.pos = wrap(i + 1, self.queue.len());
-            return Some(i);
+            return Some(self.take_bit(self.pos & !63));
         }
         self.refill()
+    }
+
+    /// The member of the window's lowest set bit, in the block of 64 that
+    /// starts at `block`: cleared from the window, and the round moves on
+    /// past it.
+    #[inline(always)]
+    fn take_bit(&mut self, block: usize) -> usize {
+        let i = block + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        self.pos = wrap(i + 1, self.queue.len());
+        i
     }
 
     /// Forget the window (its verdicts may be stale).
@@ -242,10 +250,7 @@ impl Group {
                 from = 0;
             }
         }
-        let i = (from & !63) + self.bits.trailing_zeros() as usize;
-        self.bits &= self.bits - 1;
-        self.pos = wrap(i + 1, len);
-        Some(i)
+        Some(self.take_bit(from & !63))
     }
 
     /// Eq. 5 visit by visit: at most two rounds and one visit.
