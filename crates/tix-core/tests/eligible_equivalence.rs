@@ -73,12 +73,25 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// Drive the queue and the scan through `ops`; every answer must agree.
+/// The queue's forms: the default (slots scanned while at most 16, then
+/// the tree), always the tree, and a scan that gives way to the tree after
+/// 3 slots (so that most cases cross over).
+fn queues() -> [EligibleQueue; 3] {
+    [
+        EligibleQueue::new(),
+        EligibleQueue::with_scan_max(0),
+        EligibleQueue::with_scan_max(3),
+    ]
+}
+
+/// Drive each form of the queue and the scan through `ops`; every answer
+/// must agree.
 fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
-    let mut q = EligibleQueue::new();
-    let mut m = Scan::default();
-    for op in ops {
-        apply(&mut q, &mut m, op)?;
+    for mut q in queues() {
+        let mut m = Scan::default();
+        for op in ops.iter().cloned() {
+            apply(&mut q, &mut m, op)?;
+        }
     }
     Ok(())
 }
@@ -198,10 +211,20 @@ fn step() -> impl Strategy<Value = Step> {
 /// subtrees; slices 1..6 against V steps 0..3 make groups become eligible
 /// together and overtake one another. Every answer must equal the scan's.
 fn check_runs(groups: Vec<(usize, i128, i128)>, steps: Vec<Step>) -> Result<(), TestCaseError> {
-    let mut q = EligibleQueue::new();
+    for q in queues() {
+        check_runs_on(q, &groups, &steps)?;
+    }
+    Ok(())
+}
+
+fn check_runs_on(
+    mut q: EligibleQueue,
+    groups: &[(usize, i128, i128)],
+    steps: &[Step],
+) -> Result<(), TestCaseError> {
     let mut m = Scan::default();
     let mut slice = Vec::new();
-    for (size, start, sl) in groups {
+    for &(size, start, sl) in groups {
         for _ in 0..size {
             let id = m.slots.len();
             apply(&mut q, &mut m, Op::Add)?;
@@ -210,7 +233,7 @@ fn check_runs(groups: Vec<(usize, i128, i128)>, steps: Vec<Step>) -> Result<(), 
         }
     }
     let mut v = 0i128;
-    for st in steps {
+    for st in steps.iter().cloned() {
         match st {
             Step::Serve { dv, part } => {
                 v = v.saturating_add(dv);
