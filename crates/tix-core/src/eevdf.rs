@@ -83,10 +83,8 @@ impl Eevdf {
     // divides remain for Σ < 0 (wakes below V), huge Σ or W.
     #[inline]
     pub fn avg_vruntime(&self) -> i128 {
-        if self.recip != 0 && (0..=u64::MAX as i128).contains(&self.sum_wv) {
-            // recip ≠ 0: 0 < Σw < 2^64. For Σ ≥ 0 the floor is the plain quotient.
-            let (n, w) = (self.sum_wv as u64, self.sum_w as u64);
-            self.v0 + div_by_recip(n, w, self.recip) as i128
+        if let Some((_, q)) = self.quick_quotient() {
+            self.v0 + q as i128
         } else if self.sum_w == 0 {
             self.v0
         } else if let (Ok(a), Ok(b)) = (i64::try_from(self.sum_wv), i64::try_from(self.sum_w)) {
@@ -103,6 +101,17 @@ impl Eevdf {
         let w = self.roster.weight(id)?;
         let d = (self.avg_vruntime() - self.q.start[id]) as f64;
         Ok(d * w as f64 / (1u64 << SHIFT) as f64)
+    }
+
+    /// (Σ, ⌊Σ/W⌋) in u64 by the reciprocal, when 0 ≤ Σ < 2^64 and
+    /// 0 < W < 2^64 (recip ≠ 0); for Σ ≥ 0 the floor is the plain quotient.
+    #[inline(always)]
+    fn quick_quotient(&self) -> Option<(u64, u64)> {
+        if self.recip == 0 {
+            return None;
+        }
+        let n = u64::try_from(self.sum_wv).ok()?;
+        Some((n, div_by_recip(n, self.sum_w as u64, self.recip)))
     }
 
     fn account(&mut self, id: ClientId, sign: i128) {
@@ -135,16 +144,13 @@ impl Eevdf {
         // The common case, 0 ≤ Σ < 2^64 with W < 2^64, in u64: the quotient
         // by the reciprocal (no divide), and both tests below on u64s
         // (Σ ≥ 0 makes the shift the quotient itself, ≥ 0).
-        if self.recip != 0 {
-            if let Ok(n) = u64::try_from(self.sum_wv) {
-                let q = div_by_recip(n, self.sum_w as u64, self.recip);
-                let v = self.v0 + q as i128;
-                if q > 1 << 60 || n > 1 << 62 {
-                    self.sum_wv -= self.sum_w * q as i128;
-                    self.v0 = v;
-                }
-                return v;
+        if let Some((n, q)) = self.quick_quotient() {
+            let v = self.v0 + q as i128;
+            if q > 1 << 60 || n > 1 << 62 {
+                self.sum_wv -= self.sum_w * q as i128;
+                self.v0 = v;
             }
+            return v;
         }
         self.rebase_wide()
     }

@@ -133,7 +133,9 @@ pub struct EligibleQueue {
     /// EEVDF pick + charge at 10 clients (cachegrind); the scan has neither
     /// walks nor promotions. The tree is built when the slots outgrow it.
     scan_max: usize,
-    /// `len() ≤ scan_max`: the tree is not kept (see `scan_max`).
+    /// `len() ≤ scan_max`: the tree is not kept (see `scan_max`). Kept
+    /// rather than derived: the take and every re-queue ask, and deriving
+    /// it cost 8 more instructions per pick + charge at 10 clients.
     small: bool,
 }
 
