@@ -72,3 +72,32 @@ measure_snap() {
         for (i = 1; i <= n; i++) printf "%s %.0f %.4f\n", p[i], d[i], (s > 0 ? d[i] / s : 0)
     }'
 }
+
+# measure_fit SECS PID_A PID_B: the two hogs' CPU-time ratio as a rate, for
+# stride's 1% checks. Samples both schedstats every 0.1 s for SECS from a
+# sampler pinned to CPU 0 (the hogs' CPU 1 sees none of it) and fits A's
+# cumulative time against A+B's by least squares; prints "RATIO SHARE
+# ENDPOINT_RATIO SAMPLES".
+# Why not two snapshots: a running task's sum_exec_runtime is brought up to
+# date only at a tick or a switch, and single-threaded TCG delays vCPU 1's
+# ticks while vCPU 0 runs, so either endpoint can be off by a whole late
+# slice. At 10:1 the small hog gets ~0.9 s in 10 s and one 7 ms error is
+# 0.8% of it; CI saw 9.846 once. Those errors are bounded and do not add up,
+# so over ~100 samples they average out of the slope, while a scheduler that
+# gives the wrong rate moves the slope exactly as much as the endpoints.
+measure_fit() {
+    _n=$(($1 * 10))
+    _f=/tmp/tix-fit.$$
+    taskset 1 sh -c "i=0; while [ \$i -lt $_n ]; do cat /proc/$2/schedstat /proc/$3/schedstat; usleep 100000; i=\$((i + 1)); done" >"$_f" 2>/dev/null
+    awk 'NR % 2 == 1 { a = $1; next }
+        { b = $1; n++; x = a + b
+          if (n == 1) { a0 = a; b0 = b; x0 = x }
+          dx = x - x0; da = a - a0
+          sx += dx; sa += da; sxx += dx * dx; sxa += dx * da; al = a; bl = b }
+        END {
+          if (n < 3) { print "0 0 0 " n; exit }
+          s = (n * sxa - sx * sa) / (n * sxx - sx * sx)
+          e = (bl > b0 ? (al - a0) / (bl - b0) : 0)
+          printf "%.4f %.4f %.4f %d\n", (s < 1 ? s / (1 - s) : 0), s, e, n }' "$_f"
+    rm -f "$_f"
+}
