@@ -70,6 +70,17 @@ struct Node {
 
 const EMPTY_NODE: Node = Node { e: EMPTY, i: EMPTY };
 
+/// Node p's value from its children's (every rebuild and range pass folds
+/// with this; the walks keep their values in registers instead).
+#[inline(always)]
+fn fold(t: &[Node], p: usize) -> Node {
+    let (a, b) = (t[2 * p], t[2 * p + 1]);
+    Node {
+        e: min2(a.e, b.e),
+        i: min2(a.i, b.i),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flag {
     Out,
@@ -260,12 +271,9 @@ impl EligibleQueue {
             let (e, i) = self.leaf_value(c).unwrap_or((EMPTY, EMPTY));
             self.tree[n + self.off] = Node { e, i };
         }
+        let t = &mut self.tree[self.off..];
         for n in (1..self.cap).rev() {
-            let (a, b) = (*self.node(2 * n), *self.node(2 * n + 1));
-            self.tree[n + self.off] = Node {
-                e: min2(a.e, b.e),
-                i: min2(a.i, b.i),
-            };
+            t[n] = fold(t, n);
         }
     }
 
@@ -375,9 +383,9 @@ impl EligibleQueue {
             l >>= 1;
             h >>= 1;
             for p in l..=h {
-                let (a, b) = (t[2 * p], t[2 * p + 1]);
-                (e, i) = (min2(a.e, b.e), min2(a.i, b.i));
-                t[p] = Node { e, i };
+                let n = fold(t, p);
+                t[p] = n;
+                (e, i) = (n.e, n.i);
             }
         }
         self.walk_from(l, e, i);
@@ -428,10 +436,6 @@ impl EligibleQueue {
             l >>= 1;
             h >>= 1;
             k += 1;
-            let fold = |t: &[Node], p: usize| {
-                let (a, b) = (t[2 * p], t[2 * p + 1]);
-                (min2(a.e, b.e), min2(a.i, b.i))
-            };
             // Interior nodes: their leftmost leaf p << k lies in the range.
             if h > l + 1 {
                 for (p, n) in (l + 1..).zip(&mut t[l + 1..h]) {
@@ -442,11 +446,11 @@ impl EligibleQueue {
                     };
                 }
             }
-            let (he, hi) = fold(t, h);
-            t[h] = Node { e: he, i: hi };
-            (e, i) = fold(t, l);
+            t[h] = fold(t, h);
+            let n = fold(t, l);
+            (e, i) = (n.e, n.i);
             if l != h {
-                t[l] = Node { e, i };
+                t[l] = n;
             }
         }
         self.walk_from(l, e, i);
