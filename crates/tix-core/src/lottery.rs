@@ -901,6 +901,14 @@ fn prefetch_line<T>(p: *const T) {
     let _ = p;
 }
 
+/// The member index a joint-path candidate u names in group k (its low
+/// k + 1 bits are the acceptance bits): shared by the draw and the
+/// look-ahead, which must aim at the members the draw will read.
+#[inline(always)]
+fn joint_index(k: usize, u: u64) -> usize {
+    (u >> (k + 1)) as usize
+}
+
 impl O1Draw {
     fn insert(&mut self, id: usize, v: u64) {
         let k = 63 - v.leading_zeros() as usize;
@@ -980,7 +988,7 @@ impl O1Draw {
     #[inline(always)]
     fn joint_round(&self, k: usize, u1: u64, u2: u64) -> Option<usize> {
         let k = k % 64;
-        let (j1, j2) = ((u1 >> (k + 1)) as usize, (u2 >> (k + 1)) as usize);
+        let (j1, j2) = (joint_index(k, u1), joint_index(k, u2));
         let bits = (1u64 << (k + 1)) - 1;
         let m = &self.members[k];
         let (c1, c2) = (m.get(j1)?, m.get(j2)?);
@@ -1059,8 +1067,8 @@ impl O1Draw {
         let m = &self.members[k];
         if let Some((u1, u2)) = two_below(rng.next_u64(), self.spans[k]) {
             let base = m.as_ptr();
-            prefetch_line(base.wrapping_add((u1 >> (k + 1)) as usize));
-            prefetch_line(base.wrapping_add((u2 >> (k + 1)) as usize));
+            prefetch_line(base.wrapping_add(joint_index(k, u1)));
+            prefetch_line(base.wrapping_add(joint_index(k, u2)));
         }
     }
 
