@@ -1,6 +1,10 @@
-//! The eligible queue WF2Q+ and EEVDF share: "the smallest virtual finish
-//! (deadline) among the clients whose virtual start (vruntime) is ≤ V", ties
-//! to the lower id (GR3 §3's WF2Q+ rule; Linux fair.c's pick_eevdf).
+//! The eligible queue EEVDF uses: "the smallest virtual finish (deadline)
+//! among the clients whose virtual start (vruntime) is ≤ V", ties to the
+//! lower id (GR3 §3's WF2Q+ rule; Linux fair.c's pick_eevdf), for any keys.
+//! WF2Q+ itself uses [`crate::weight_classes`], which needs finish − start
+//! fixed per weight; EEVDF's deadline − vruntime is not after partial
+//! charges. (The WF2Q+ schedules were recorded on this queue and still
+//! match it.)
 //!
 //! One implicit tournament tree over the dense client ids. Every client is
 //! flagged eligible, ineligible or out; each node keeps two minima of its

@@ -34,6 +34,7 @@ pub mod tournament;
 pub mod transfer;
 pub mod twrs;
 pub mod vtrr;
+pub mod weight_classes;
 pub mod wf2q;
 pub mod wfq;
 pub mod wrr;

@@ -2,19 +2,23 @@
 //! "+" system virtual time of Stoica et al.): a client is eligible when its
 //! virtual start ≤ the system virtual time V; the eligible client with the
 //! smallest virtual finish runs. V advances by used/Σw per charge and is
-//! raised to the smallest virtual start whenever nobody is eligible.
+//! raised to the smallest virtual start whenever nobody is eligible. The
+//! queue groups clients by weight ([`crate::weight_classes`]).
 
-use crate::eligible::{udiv, EligibleQueue};
+use crate::eligible::udiv;
 use crate::error::Result;
 use crate::registry::{roster_accessors, Roster};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
+use crate::weight_classes::ClassQueue;
 use crate::wfq::{vt_delta, VT_SHIFT};
 
 /// WF2Q+ scheduler.
 #[derive(Debug, Clone)]
 pub struct Wf2qPlus {
     roster: Roster,
-    q: EligibleQueue,
+    q: ClassQueue,
+    /// Per client: virtual start (its finish is start + slice).
+    start: Vec<i128>,
     /// System virtual time (units of 2^-40 ns per unit of weight).
     vtime: i128,
     total_weight: u128,
@@ -30,7 +34,8 @@ impl Wf2qPlus {
     pub fn new(opts: &PolicyOptions) -> Self {
         Wf2qPlus {
             roster: Roster::new(opts),
-            q: EligibleQueue::default(),
+            q: ClassQueue::default(),
+            start: Vec::new(),
             vtime: 0,
             total_weight: 0,
             slice: Vec::new(),
@@ -43,8 +48,11 @@ impl Wf2qPlus {
         self.vtime
     }
 
-    fn set_finish(&mut self, id: ClientId) {
-        self.q.finish[id] = self.q.start[id] + self.slice[id];
+    /// (Re-)queue a runnable client with its start and weight.
+    #[inline]
+    fn queue(&mut self, id: ClientId) {
+        let (w, slice) = (self.roster.weights[id], self.slice[id]);
+        self.q.insert(id, w, slice, self.start[id], self.vtime);
     }
 
     fn set_slice(&mut self, id: ClientId) {
@@ -53,10 +61,9 @@ impl Wf2qPlus {
 
     fn enqueue_fresh(&mut self, id: ClientId) {
         // A client that becomes backlogged starts at max(its finish, V).
-        self.q.start[id] = self.q.start[id].max(self.vtime);
-        self.set_finish(id);
+        self.start[id] = self.start[id].max(self.vtime);
         self.total_weight += self.roster.weights[id] as u128;
-        self.q.insert(id);
+        self.queue(id);
     }
 
     fn dequeue(&mut self, id: ClientId) {
@@ -76,7 +83,7 @@ impl Scheduler for Wf2qPlus {
         self.q.add()?;
         self.slice.push(0);
         self.set_slice(id);
-        self.q.start[id] = self.vtime;
+        self.start.push(self.vtime);
         self.enqueue_fresh(id);
         Ok(id)
     }
@@ -93,8 +100,7 @@ impl Scheduler for Wf2qPlus {
         self.set_slice(id);
         if runnable {
             self.total_weight = self.total_weight - old as u128 + weight as u128;
-            self.set_finish(id);
-            self.q.insert(id);
+            self.queue(id);
         }
         Ok(())
     }
@@ -130,13 +136,12 @@ impl Scheduler for Wf2qPlus {
                 self.v_step = (total, udiv((q as u128) << VT_SHIFT, total) as i128);
             }
             self.vtime += self.v_step.1;
-            self.q.start[id] += self.slice[id];
+            self.start[id] += self.slice[id];
         } else {
             self.vtime += udiv((used_ns as u128) << VT_SHIFT, total) as i128;
-            self.q.start[id] += udiv((used_ns as u128) << VT_SHIFT, w as u128) as i128;
+            self.start[id] += udiv((used_ns as u128) << VT_SHIFT, w as u128) as i128;
         }
-        self.set_finish(id);
-        self.q.requeue(id, self.vtime);
+        self.queue(id);
         Ok(())
     }
 }
