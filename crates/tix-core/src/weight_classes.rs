@@ -214,20 +214,23 @@ impl Heap {
         self.place(pos, i, x);
     }
 
-    fn down(&mut self, pos: &mut [u32], mut i: usize) {
+    /// The smaller of i's children, if it has any (a select, not a
+    /// branch: which child is smaller is a coin flip to a predictor).
+    #[inline(always)]
+    fn smaller_child(&self, i: usize) -> Option<usize> {
         let n = self.items.len();
+        let l = 2 * i + 1;
+        let r = l + 1;
+        match (l < n, r < n) {
+            (false, _) => None,
+            (true, false) => Some(l),
+            (true, true) => Some(l + usize::from(self.items[r].before(&self.items[l]))),
+        }
+    }
+
+    fn down(&mut self, pos: &mut [u32], mut i: usize) {
         let x = self.items[i];
-        loop {
-            let l = 2 * i + 1;
-            if l >= n {
-                break;
-            }
-            let r = l + 1;
-            let c = if r < n {
-                l + usize::from(self.items[r].before(&self.items[l]))
-            } else {
-                l
-            };
+        while let Some(c) = self.smaller_child(i) {
             if !self.items[c].before(&x) {
                 break;
             }
@@ -250,21 +253,10 @@ impl Heap {
         let Some(last) = self.items.pop() else {
             return;
         };
-        let n = self.items.len();
-        if i >= n {
+        if i >= self.items.len() {
             return;
         }
-        loop {
-            let l = 2 * i + 1;
-            if l >= n {
-                break;
-            }
-            let r = l + 1;
-            let c = if r < n {
-                l + usize::from(self.items[r].before(&self.items[l]))
-            } else {
-                l
-            };
+        while let Some(c) = self.smaller_child(i) {
             let y = self.items[c];
             self.place(pos, i, y);
             i = c;
@@ -787,31 +779,34 @@ impl ClassQueue {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ties_go_to_the_lower_id_across_and_within_classes() {
+    /// A queue of slots 0..n with `queued` (id, weight, start, slice)
+    /// queued in that order at V = 0.
+    fn queue(n: usize, queued: &[(usize, u64, i128, i128)]) -> ClassQueue {
         let mut q = ClassQueue::new();
-        for _ in 0..4 {
+        for _ in 0..n {
             q.add().unwrap();
         }
+        for &(id, w, s, slice) in queued {
+            q.enqueue(id, w, s, slice, 0).unwrap();
+        }
+        q
+    }
+
+    #[test]
+    fn ties_go_to_the_lower_id_across_and_within_classes() {
         // Clients 0 and 2 weigh 1 (slice 10), 1 and 3 weigh 2 (slice 5),
         // every start 0: finishes 10, 5, 10, 5.
-        q.enqueue(0, 1, 0, 10, 0).unwrap();
-        q.enqueue(1, 2, 0, 5, 0).unwrap();
-        q.enqueue(2, 1, 0, 10, 0).unwrap();
-        q.enqueue(3, 2, 0, 5, 0).unwrap();
+        let mut q = queue(
+            4,
+            &[(0, 1, 0, 10), (1, 2, 0, 5), (2, 1, 0, 10), (3, 2, 0, 5)],
+        );
         let order: Vec<_> = std::iter::from_fn(|| q.take(0)).collect();
         assert_eq!(order, vec![1, 3, 0, 2]);
     }
 
     #[test]
     fn a_removed_head_hands_over_and_a_raise_finds_the_smallest_start() {
-        let mut q = ClassQueue::new();
-        for _ in 0..3 {
-            q.add().unwrap();
-        }
-        q.enqueue(0, 1, 4, 10, 0).unwrap();
-        q.enqueue(1, 1, 7, 10, 0).unwrap();
-        q.enqueue(2, 3, 9, 3, 0).unwrap();
+        let mut q = queue(3, &[(0, 1, 4, 10), (1, 1, 7, 10), (2, 3, 9, 3)]);
         q.remove(0).unwrap();
         assert_eq!(q.take(6), None);
         assert_eq!(q.take_or_raise(6), Some((1, 7)));
@@ -821,8 +816,7 @@ mod tests {
 
     #[test]
     fn bad_input_is_refused_and_changes_nothing() {
-        let mut q = ClassQueue::new();
-        q.add().unwrap();
+        let mut q = queue(1, &[]);
         assert!(q.enqueue(5, 1, 0, 1, 0).is_err());
         assert!(q.enqueue(0, 0, 0, 1, 0).is_err());
         q.enqueue(0, 2, 0, 4, 0).unwrap();

@@ -9,36 +9,8 @@ use tix_core::rng::{Rng as _, SplitMix64};
 use tix_core::wf2q::Wf2qPlus;
 use tix_core::{ClientId, PolicyOptions, Scheduler, MAX_WEIGHT};
 
-/// The obviously correct queue: a scan of every slot.
-#[derive(Default)]
-struct Scan {
-    /// (start, finish) of each queued slot.
-    slots: Vec<Option<(i128, i128)>>,
-}
-
-impl Scan {
-    fn take(&mut self, v: i128) -> Option<ClientId> {
-        let best = (0..self.slots.len())
-            .filter_map(|id| self.slots[id].map(|(s, f)| (s, f, id)))
-            .filter(|&(s, _, _)| s <= v)
-            .min_by_key(|&(_, f, id)| (f, id))
-            .map(|(_, _, id)| id)?;
-        self.slots[best] = None;
-        Some(best)
-    }
-    fn min_start(&self) -> Option<i128> {
-        self.slots.iter().flatten().map(|&(s, _)| s).min()
-    }
-    /// WF2Q+'s pick: take at v, or at max(v, smallest start) if none is
-    /// eligible at v.
-    fn take_or_raise(&mut self, v: i128) -> Option<(ClientId, i128)> {
-        if let Some(id) = self.take(v) {
-            return Some((id, v));
-        }
-        let vr = v.max(self.min_start()?);
-        Some((self.take(vr)?, vr))
-    }
-}
+mod common;
+use common::Scan;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -139,11 +111,7 @@ fn apply(q: &mut EligibleQueue, m: &mut Scan, op: Op) -> Result<(), TestCaseErro
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 256,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::cases(256))]
 
     /// Every answer of the tournament tree equals the scan's, for any mix
     /// of adds, (re-)queues with either flag, removals and takes, including
@@ -164,11 +132,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 64,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::cases(64))]
 
     /// Runs long enough that a flush or a promotion covers whole subtrees
     /// of several levels: the run writes (`fill_run`) then set the nodes

@@ -7,38 +7,14 @@
 use proptest::prelude::*;
 use tix_core::rng::{Rng as _, SplitMix64};
 use tix_core::weight_classes::ClassQueue;
-use tix_core::ClientId;
 
 /// One slice per weight, small so that finishes tie often.
 fn slice(w: u64) -> i128 {
     1 + (w % 5) as i128
 }
 
-#[derive(Default)]
-struct Scan {
-    /// (start, finish) of each queued slot.
-    slots: Vec<Option<(i128, i128)>>,
-}
-
-impl Scan {
-    fn take(&mut self, v: i128) -> Option<ClientId> {
-        let best = (0..self.slots.len())
-            .filter_map(|id| self.slots[id].map(|(s, f)| (s, f, id)))
-            .filter(|&(s, _, _)| s <= v)
-            .min_by_key(|&(_, f, id)| (f, id))
-            .map(|(_, _, id)| id)?;
-        self.slots[best] = None;
-        Some(best)
-    }
-    fn take_or_raise(&mut self, v: i128) -> Option<(ClientId, i128)> {
-        if let Some(id) = self.take(v) {
-            return Some((id, v));
-        }
-        let min = self.slots.iter().flatten().map(|&(s, _)| s).min()?;
-        let vr = v.max(min);
-        Some((self.take(vr)?, vr))
-    }
-}
+mod common;
+use common::Scan;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -161,11 +137,7 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 256,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::cases(256))]
 
     /// Any mix of adds, (re-)queues, removals, takes and serves, V moving
     /// backwards too (the queue does not rely on WF2Q+'s monotone V).
