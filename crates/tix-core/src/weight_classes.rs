@@ -56,10 +56,9 @@ struct Class {
     weight: u64,
     /// The members' common F − S.
     slice: i128,
-    /// The smallest live entry (meaningless while `live` is 0) ...
+    /// The smallest live entry (meaningless while `live` is 0). Whatever
+    /// precedes it in the FIFO is stale.
     head: Entry,
-    /// ... and whether it is the spill's top rather than the FIFO's front.
-    head_in_spill: bool,
     live: usize,
     stale: usize,
     fifo: VecDeque<Entry>,
@@ -84,7 +83,6 @@ impl Class {
         }
         if let Some(&a) = self.fifo.front() {
             self.head = a;
-            self.head_in_spill = false;
         }
     }
 
@@ -97,26 +95,22 @@ impl Class {
             self.spill.pop();
             self.stale -= 1;
         }
-        let (head, in_spill) = match (self.fifo.front(), self.spill.peek()) {
-            (Some(&a), Some(&Reverse(b))) if b < a => (b, true),
-            (Some(&a), _) => (a, false),
-            (None, Some(&Reverse(b))) => (b, true),
+        self.head = match (self.fifo.front(), self.spill.peek()) {
+            (Some(&a), Some(&Reverse(b))) => a.min(b),
+            (Some(&a), None) => a,
+            (None, Some(&Reverse(b))) => b,
             // Only reached with live = 0, where the head means nothing.
-            (None, None) => (self.head, false),
+            (None, None) => self.head,
         };
-        self.head = head;
-        self.head_in_spill = in_spill;
     }
 
-    /// Remove the head, then find the next.
+    /// The head's client has just been marked out (its `seq` cleared), so
+    /// the head is stale now: dropped, with any stale entry before it, by
+    /// finding the next.
     #[inline]
     fn pop_head(&mut self, seq: &[u64]) {
-        if self.head_in_spill {
-            self.spill.pop();
-        } else {
-            self.fifo.pop_front();
-        }
         self.live -= 1;
+        self.stale += 1;
         self.refresh(seq);
     }
 
@@ -132,8 +126,8 @@ impl Class {
         }
         self.live += 1;
         if self.live == 1 || key < (self.head.s, self.head.id) {
+            // In the FIFO, whatever precedes e is ≤ e < every live entry.
             self.head = e;
-            self.head_in_spill = self.fifo.back() != Some(&e);
         }
     }
 
@@ -146,7 +140,6 @@ impl Class {
         all.sort_unstable();
         self.fifo.extend(all);
         self.stale = 0;
-        self.head_in_spill = false;
     }
 
     fn clear(&mut self) {
