@@ -487,15 +487,8 @@ impl ClassQueue {
     fn leave_scan(&mut self) {
         self.scan = false;
         for c in 0..self.classes.len() {
-            let cl = &self.classes[c];
-            if cl.live > 0 {
-                let slot = Slot {
-                    key: cl.head.s,
-                    id: cl.head.id,
-                    class: c as u32,
-                };
-                self.home[c] = Home::Waiting;
-                self.waiting.push(&mut self.pos, slot);
+            if self.classes[c].live > 0 {
+                self.home_in(c, Home::Waiting);
             }
         }
     }
@@ -535,33 +528,55 @@ impl ClassQueue {
     /// Put class c's head (changed) in the heap it belongs in at V = v.
     #[inline(never)]
     fn settle(&mut self, c: usize, v: i128) {
-        let cl = &self.classes[c];
-        let h = cl.head;
-        let (want, key) = if h.s <= v {
-            (Home::Eligible, h.s + cl.slice)
+        let want = if self.classes[c].head.s <= v {
+            Home::Eligible
         } else {
-            (Home::Waiting, h.s)
+            Home::Waiting
         };
-        let here = self.home[c];
-        if here == want {
-            let i = self.pos[c] as usize;
-            match want {
-                Home::Eligible => self.eligible.rekey(&mut self.pos, i, key, h.id),
-                _ => self.waiting.rekey(&mut self.pos, i, key, h.id),
-            }
+        if self.home[c] == want {
+            let (i, slot) = (self.pos[c] as usize, self.head_slot(c, want));
+            let (heap, pos) = self.heap(want);
+            heap.rekey(pos, i, slot.key, slot.id);
             return;
         }
         self.unhome(c);
-        self.home[c] = want;
-        let slot = Slot {
-            key,
-            id: h.id,
-            class: c as u32,
+        self.home_in(c, want);
+    }
+
+    /// Class c's head as a slot of the heap `home` names: keyed by its
+    /// finish in `eligible`, by its start in `waiting`.
+    #[inline(always)]
+    fn head_slot(&self, c: usize, home: Home) -> Slot {
+        let cl = &self.classes[c];
+        let key = match home {
+            Home::Eligible => cl.head.s + cl.slice,
+            _ => cl.head.s,
         };
-        match want {
-            Home::Eligible => self.eligible.push(&mut self.pos, slot),
-            _ => self.waiting.push(&mut self.pos, slot),
+        Slot {
+            key,
+            id: cl.head.id,
+            class: c as u32,
         }
+    }
+
+    /// The heap `home` names (not `Home::None`) and the index array, borrowed
+    /// apart.
+    #[inline(always)]
+    fn heap(&mut self, home: Home) -> (&mut Heap, &mut [u32]) {
+        let heap = match home {
+            Home::Eligible => &mut self.eligible,
+            _ => &mut self.waiting,
+        };
+        (heap, &mut self.pos)
+    }
+
+    /// Put class c, in no heap, into the one `want` names.
+    #[inline]
+    fn home_in(&mut self, c: usize, want: Home) {
+        let slot = self.head_slot(c, want);
+        self.home[c] = want;
+        let (heap, pos) = self.heap(want);
+        heap.push(pos, slot);
     }
 
     /// Take class c out of whichever heap holds it.
@@ -569,10 +584,8 @@ impl ClassQueue {
         let here = self.home[c];
         if here != Home::None {
             let i = self.pos[c] as usize;
-            match here {
-                Home::Eligible => self.eligible.remove(&mut self.pos, i),
-                _ => self.waiting.remove(&mut self.pos, i),
-            }
+            let (heap, pos) = self.heap(here);
+            heap.remove(pos, i);
             self.home[c] = Home::None;
         }
     }
@@ -673,9 +686,8 @@ impl ClassQueue {
             } else if cl.head.s <= v {
                 // Equal weights charged alike: the next member, usually
                 // with the same finish, stays on top.
-                let key = cl.head.s + cl.slice;
-                let id = cl.head.id;
-                self.eligible.raise_top(&mut self.pos, key, id);
+                let slot = self.head_slot(c, Home::Eligible);
+                self.eligible.raise_top(&mut self.pos, slot.key, slot.id);
             } else {
                 self.settle(c, v);
             }
@@ -692,14 +704,7 @@ impl ClassQueue {
             }
             let c = t.class as usize;
             self.waiting.remove(&mut self.pos, 0);
-            let cl = &self.classes[c];
-            let slot = Slot {
-                key: cl.head.s + cl.slice,
-                id: cl.head.id,
-                class: c as u32,
-            };
-            self.home[c] = Home::Eligible;
-            self.eligible.push(&mut self.pos, slot);
+            self.home_in(c, Home::Eligible);
         }
     }
 
@@ -708,15 +713,8 @@ impl ClassQueue {
     #[cold]
     #[inline(never)]
     fn demote(&mut self, c: usize) {
-        let h = self.classes[c].head;
         self.eligible.remove(&mut self.pos, 0);
-        self.home[c] = Home::Waiting;
-        let slot = Slot {
-            key: h.s,
-            id: h.id,
-            class: c as u32,
-        };
-        self.waiting.push(&mut self.pos, slot);
+        self.home_in(c, Home::Waiting);
     }
 
     /// `take` with no heaps: the best head over the classes.
