@@ -101,6 +101,14 @@ pub struct Lottery<R: Rng = DefaultRng> {
     /// Σ value of runnable clients, the range of a draw.
     total: u64,
     engine: Engine,
+    seed: u64,
+    /// Runnable clients from which the O(1) draw looks ahead
+    /// ([`O1_PREFETCH_MIN`]; lower in tests, to reach that path cheaply).
+    look_ahead_from: usize,
+    /// The O(1) draw's planned lotteries, from [`O1_PREFETCH_MIN`]
+    /// runnable clients; made at the first such pick and kept (its retry
+    /// generator goes on where it was), emptied below the threshold.
+    ahead: Option<Box<LookAhead>>,
 }
 
 impl Lottery<DefaultRng> {
@@ -143,6 +151,9 @@ impl<R: Rng> Lottery<R> {
             joined_tickets: 0,
             total: 0,
             engine,
+            seed: opts.seed,
+            look_ahead_from: O1_PREFETCH_MIN,
+            ahead: None,
         }
     }
 
@@ -300,6 +311,17 @@ impl<R: Rng> Lottery<R> {
 }
 
 impl<R: Rng> Lottery<R> {
+    /// Below the look-ahead threshold the O(1) draw takes its words the
+    /// ordinary way: the planned lotteries' words are dropped (unseen, so
+    /// dropping them biases nothing) and planned afresh above it.
+    fn leave_look_ahead(&mut self) {
+        if self.runnable < self.look_ahead_from {
+            if let Some(a) = &mut self.ahead {
+                a.planned = false;
+            }
+        }
+    }
+
     /// The winner of a lottery in the list, tree and race draws.
     #[inline(never)]
     fn draw_winner(&mut self) -> ClientId {
@@ -342,6 +364,7 @@ impl<R: Rng> Scheduler for Lottery<R> {
         if self.changeable(id)? == State::Runnable {
             self.remove(id);
             self.runnable -= 1;
+            self.leave_look_ahead();
         }
         self.joined_tickets -= self.clients[id].tickets;
         self.state[id] = State::Gone;
@@ -372,6 +395,7 @@ impl<R: Rng> Scheduler for Lottery<R> {
         self.remove(id);
         self.state[id] = State::Blocked;
         self.runnable -= 1;
+        self.leave_look_ahead();
         Ok(())
     }
 
@@ -402,13 +426,13 @@ impl<R: Rng> Scheduler for Lottery<R> {
         // few instructions are most of a pick, and a shared body would make
         // them pay for the registers and the jump table of all four.
         let winner = if let Engine::O1(o) = &self.engine {
-            let w = o.pick(&mut self.rng, self.total, &self.clients);
-            if self.runnable >= O1_PREFETCH_MIN {
-                if let Some(g) = self.rng.fork() {
-                    o.prefetch(g, self.total);
-                }
+            if self.runnable >= self.look_ahead_from {
+                let seed = self.seed;
+                let a = self.ahead.get_or_insert_with(|| LookAhead::new(seed));
+                o.pick_ahead(&mut self.rng, a, self.total, &self.clients)
+            } else {
+                o.pick(&mut self.rng, self.total, &self.clients)
             }
-            w
         } else if let Engine::Tree(t) = &self.engine {
             t.pick(&mut self.rng, self.total)
         } else {
@@ -856,6 +880,9 @@ struct O1Draw {
     nonempty: u64,
     slot: Vec<usize>,
     group: Vec<u8>,
+    /// Bumped by every change of the members, so that a planned lottery
+    /// knows whether the group and candidates it worked out still hold.
+    version: u64,
 }
 
 impl Default for O1Draw {
@@ -867,6 +894,7 @@ impl Default for O1Draw {
             nonempty: 0,
             slot: Vec::new(),
             group: Vec::new(),
+            version: 0,
         }
     }
 }
@@ -874,16 +902,62 @@ impl Default for O1Draw {
 /// Largest id the O(1) draw can hold (ids are 32 bits in a [`Member`]).
 const O1_MAX_ID: usize = u32::MAX as usize;
 
-/// Runnable clients from which a pick prefetches the members a later
-/// lottery will look at first: 2^18 members are 2 MB, past L2 and the
-/// reach of the 4 KiB-page TLB. Measured at 10^5 clients (800 KB of
-/// members, mostly L2 and L3 hits) the look-ahead cost what it saved.
+/// Runnable clients from which the O(1) draw plans its lotteries ahead
+/// ([`LookAhead`]): 2^18 members are 2 MB, past L2 and the reach of the
+/// 4 KiB-page TLB. Measured at 10^5 clients (800 KB of members, mostly L2
+/// and L3 hits), planning from 2^16 made a pick dearer (19 against 15 ns).
 const O1_PREFETCH_MIN: usize = 1 << 18;
 
-/// Lotteries ahead that [`O1Draw::prefetch`] aims at: 2 and 3 measured
-/// alike at 10^6 clients, 1 no better than none (too late for a DRAM
-/// miss), 4 no better than 2.
-const O1_LOOKAHEAD: usize = 2;
+/// Lotteries planned ahead: at ~20 ns a pick, 8 give a prefetch ~160 ns
+/// to land, more than one miss to DRAM through a nested page walk in this
+/// VM (a chained random read over 8 MB: 50–140 ns). Measured at 10^6
+/// clients: 4 were too few (23–25 ns against 19 ns), 16 no better than 8.
+const O1_LOOKAHEAD: usize = 8;
+
+/// Mixed into the policy's seed for the look-ahead's retry generator, so
+/// that its words are not those of `rng` from the same seed.
+const RETRY_SEED: u64 = 0x6c07_8965_d5a6_2c1d;
+
+/// A lottery planned [`O1_LOOKAHEAD`] picks before it is held: its four
+/// words of `rng` (ticket, three candidates) and, while the clients have
+/// not changed since (`version`), the group and candidates they name.
+#[derive(Debug, Clone, Copy, Default)]
+struct Plan {
+    ticket: u64,
+    words: [u64; 3],
+    version: u64,
+    /// Group and candidates below `len << (k+1)`; k = 64 when a word was
+    /// rejected or the group is one the plan cannot serve.
+    k: usize,
+    cands: [u64; 3],
+}
+
+/// The O(1) draw's look-ahead: the next [`O1_LOOKAHEAD`] lotteries, each
+/// planned (its words drawn, its first members prefetched) when the one
+/// that many picks earlier is held. A lottery's words are fixed when it
+/// is planned, so the members it loads first are known — and in cache —
+/// by the time it is held; anything else it needs comes from `retry`.
+#[derive(Debug, Clone)]
+struct LookAhead {
+    plans: [Plan; O1_LOOKAHEAD],
+    /// The plan of the next lottery.
+    next: usize,
+    /// Whether `plans` holds the next lotteries (false after the clients
+    /// fell below the threshold, or before the first look-ahead pick).
+    planned: bool,
+    retry: DefaultRng,
+}
+
+impl LookAhead {
+    fn new(seed: u64) -> Box<LookAhead> {
+        Box::new(LookAhead {
+            plans: [Plan::default(); O1_LOOKAHEAD],
+            next: 0,
+            planned: false,
+            retry: DefaultRng::new(seed ^ RETRY_SEED),
+        })
+    }
+}
 
 /// Ask for the cache line at `p` without waiting for it (a hint: no
 /// fault, whatever the address).
@@ -891,8 +965,8 @@ const O1_LOOKAHEAD: usize = 2;
 fn prefetch_line<T>(p: *const T) {
     // SAFETY: the intrinsic needs SSE, which every x86_64 target has, and
     // a prefetch never dereferences: any address, even a dangling one, is
-    // allowed. Measured: the look-ahead takes a third to a half off a pick
-    // at 10^6 clients (none at 10^5, hence O1_PREFETCH_MIN).
+    // allowed. Measured: planning ahead takes two thirds off a pick at
+    // 10^6 clients (none at 10^5, hence O1_PREFETCH_MIN).
     #[cfg(target_arch = "x86_64")]
     unsafe {
         core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
@@ -922,6 +996,7 @@ impl O1Draw {
         self.sums[k] += v;
         self.nonempty |= 1 << k;
         self.respan(k);
+        self.version = self.version.wrapping_add(1);
     }
 
     fn respan(&mut self, k: usize) {
@@ -943,6 +1018,7 @@ impl O1Draw {
             self.nonempty &= !(1 << k);
         }
         self.respan(k);
+        self.version = self.version.wrapping_add(1);
     }
 
     /// A new value for a member: in place when it stays in its group.
@@ -951,6 +1027,7 @@ impl O1Draw {
         if 63 - new.leading_zeros() as usize == k {
             self.members[k][self.slot[id]].top = (new >> shift(k)) as u32;
             self.sums[k] = self.sums[k] - old + new;
+            self.version = self.version.wrapping_add(1);
         } else {
             self.remove(id, old);
             self.insert(id, new);
@@ -1050,26 +1127,131 @@ impl O1Draw {
         }
     }
 
-    /// Prefetch the two members that the first round of the lottery
-    /// [`O1_LOOKAHEAD`] picks ahead will take, if every lottery until then
-    /// takes one word for its ticket and one round of the joint path (the
-    /// common case: a round fails with p ≤ 1/4). `rng` is a fork: nothing
-    /// is consumed, and a wrong guess (another path, a failed round, a
-    /// change of the clients first) only wastes the prefetch.
-    #[inline]
-    fn prefetch<R: Rng>(&self, mut rng: R, total: u64) {
-        for _ in 1..O1_LOOKAHEAD {
-            rng.next_u64();
-            rng.next_u64();
+    /// Plan a lottery from four words of `rng` and prefetch the members
+    /// its first round will read.
+    #[inline(always)]
+    fn plan<R: Rng>(&self, rng: &mut R, total: u64) -> Plan {
+        let ticket = rng.next_u64();
+        let words = [rng.next_u64(), rng.next_u64(), rng.next_u64()];
+        let mut p = Plan {
+            ticket,
+            words,
+            version: self.version,
+            k: 64,
+            cands: [0; 3],
+        };
+        if let Some((k, cands)) = self.route(ticket, words, total) {
+            let base = self.members[k].as_ptr();
+            for u in cands {
+                prefetch_line(base.wrapping_add(joint_index(k, u)));
+            }
+            (p.k, p.cands) = (k, cands);
         }
-        let (k, _) = self.group(rng.below(total));
+        p
+    }
+
+    /// The group a ticket word names and the three candidates the other
+    /// words name in it (uniform below `len << (k+1)`: index and
+    /// acceptance bits, as in [`O1Draw::joint_round`]), each a full 64-bit
+    /// Lemire draw — the 32-bit halves of [`O1Draw::pick`] are rejected
+    /// ~10% of the time at 10^6 clients. None when a word is rejected or
+    /// the group holds values ≥ 2^32.
+    #[inline(always)]
+    fn route(&self, ticket: u64, words: [u64; 3], total: u64) -> Option<(usize, [u64; 3])> {
+        let (k, _) = self.group(below_word(ticket, total)?);
+        if k >= 32 {
+            return None;
+        }
+        // len < 2^32 (ids are 32 bits) and k + 1 ≤ 32: no overflow.
+        let span = (self.members[k].len() as u64) << (k + 1);
+        let c = [
+            below_word(words[0], span)?,
+            below_word(words[1], span)?,
+            below_word(words[2], span)?,
+        ];
+        Some((k, c))
+    }
+
+    /// A lottery of the look-ahead: the oldest plan is held and a new one
+    /// made in its place for the lottery [`O1_LOOKAHEAD`] picks on. The
+    /// plan's group and candidates stand if no client changed since it was
+    /// made; else they are worked out again from its words. Whatever the
+    /// plan cannot settle — a rejected word, a group of values ≥ 2^32, a
+    /// first round that accepts no one — goes on from `retry`. The law is
+    /// the ordinary draw's: the ticket is uniform, and the first accepted
+    /// of independent uniform candidates is drawn with probability ∝ value,
+    /// from whichever generator they come.
+    #[inline]
+    fn pick_ahead<R: Rng>(
+        &self,
+        rng: &mut R,
+        a: &mut LookAhead,
+        total: u64,
+        clients: &[Client],
+    ) -> usize {
+        if !a.planned {
+            for p in &mut a.plans {
+                *p = self.plan(rng, total);
+            }
+            (a.next, a.planned) = (0, true);
+        }
+        let i = a.next % O1_LOOKAHEAD;
+        let p = a.plans[i];
+        a.plans[i] = self.plan(rng, total);
+        a.next = (i + 1) % O1_LOOKAHEAD;
+        let route = if p.version == self.version && p.k < 64 {
+            Some((p.k, p.cands))
+        } else {
+            self.route(p.ticket, p.words, total)
+        };
+        let k = match route {
+            Some((k, cands)) => {
+                if let Some(id) = self.ahead_round(k, cands) {
+                    return id;
+                }
+                k
+            }
+            None => match below_word(p.ticket, total) {
+                Some(r) => self.group(r).0,
+                None => self.group(a.retry.below(total)).0,
+            },
+        };
+        let id = self.rounds(&mut a.retry, k, clients);
+        self.prefetch_retry(&a.retry, k);
+        id
+    }
+
+    /// Prefetch the members the next retry round would take in group k
+    /// (retry words are taken only by failed first rounds, so the lines
+    /// stay until the next failure, which is most often in the same group).
+    #[inline(never)]
+    fn prefetch_retry(&self, retry: &DefaultRng, k: usize) {
         let k = k % 64;
-        let m = &self.members[k];
-        if let Some((u1, u2)) = two_below(rng.next_u64(), self.spans[k]) {
-            let base = m.as_ptr();
+        let mut g = retry.clone();
+        if let Some((u1, u2)) = two_below(g.next_u64(), self.spans[k]) {
+            let base = self.members[k].as_ptr();
             prefetch_line(base.wrapping_add(joint_index(k, u1)));
             prefetch_line(base.wrapping_add(joint_index(k, u2)));
         }
+    }
+
+    /// [`O1Draw::joint_round`] with three candidates: the first that
+    /// accepts wins.
+    #[inline(always)]
+    fn ahead_round(&self, k: usize, u: [u64; 3]) -> Option<usize> {
+        let k = k % 64;
+        let bits = (1u64 << (k + 1)) - 1;
+        let m = &self.members[k];
+        let c = [
+            m.get(joint_index(k, u[0]))?,
+            m.get(joint_index(k, u[1]))?,
+            m.get(joint_index(k, u[2]))?,
+        ];
+        let d = [0, 1, 2].map(|i| (u[i] & bits).wrapping_sub(c[i].top as u64));
+        let take = d.map(|d| ((d as i64) >> 63) as u32);
+        let id12 = c[2].id ^ ((c[1].id ^ c[2].id) & take[1]);
+        let id = id12 ^ ((c[0].id ^ id12) & take[0]);
+        (((d[0] | d[1] | d[2]) as i64) < 0).then_some(id as usize)
     }
 
     /// The group whose stretch of `[0, total)` holds `r`, the groups laid
@@ -1107,6 +1289,19 @@ impl O1Draw {
         }
         (k, r)
     }
+}
+
+/// A uniform integer below `n` ≥ 1 from one word by Lemire's
+/// multiply-shift, or None (probability < n/2^64) when the word falls in
+/// the sliver that would bias it.
+#[inline(always)]
+fn below_word(w: u64, n: u64) -> Option<u64> {
+    let m = (w as u128) * (n as u128);
+    let lo = m as u64;
+    if lo < n && lo < n.wrapping_neg() % n {
+        return None;
+    }
+    Some((m >> 64) as u64)
 }
 
 /// Two independent uniform indices below `len` (1 ≤ len ≤ 2^32) from the
@@ -1318,7 +1513,7 @@ mod tests {
         // be those of `rounds` run from the group's choice on. Groups of
         // every path: small values in crowded and small groups (joint),
         // 2^31.. (one member too many for the joint word), ≥ 2^32 (top
-        // bits only). A prefetch between picks must not change anything.
+        // bits only).
         let mut g = SplitMix64::new(6);
         for case in 0..40 {
             let mut o = O1Draw::default();
@@ -1340,9 +1535,6 @@ mod tests {
             let mut a = DefaultRng::new(case as u64);
             let mut b = a.clone();
             for _ in 0..200 {
-                if let Some(f) = a.fork() {
-                    o.prefetch(f, total);
-                }
                 let won = o.pick(&mut a, total, &clients);
                 let (k, _) = o.group(b.below(total));
                 assert_eq!(won, o.rounds(&mut b, k, &clients), "case {case}");
@@ -1437,5 +1629,131 @@ mod tests {
                 assert!(a < len && b < len);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod look_ahead_tests {
+    //! The O(1) draw's look-ahead (planned lotteries, retry generator),
+    //! reached with a few dozen clients by lowering its threshold.
+    use super::*;
+    use crate::rng::SplitMix64;
+    use crate::Scheduler;
+
+    const Q: u64 = 1_000_000;
+
+    /// Chi-square of the wins of a look-ahead lottery over `values`, while
+    /// every `every` picks one client is reweighted (so planned lotteries
+    /// go stale) and one is blocked and woken; twice the clients fall
+    /// below the threshold and come back (plans dropped and remade). The
+    /// expected wins of a client are the sum over picks of its share of
+    /// the runnable value at that pick.
+    fn chi2(values: &[u64], seed: u64, picks: usize, every: usize) -> (f64, Lottery) {
+        let opts = PolicyOptions {
+            quantum_ns: Q,
+            seed,
+        };
+        let mut l = Lottery::new(&opts, Draw::O1);
+        l.look_ahead_from = values.len() - 2;
+        let ids: Vec<ClientId> = values.iter().map(|&v| l.join(v).unwrap()).collect();
+        let mut w = values.to_vec();
+        let mut up = vec![true; w.len()];
+        let mut g = SplitMix64::new(seed ^ 0xabc);
+        let (mut won, mut expected) = (vec![0f64; w.len()], vec![0f64; w.len()]);
+        for p in 0..picks {
+            if p % every == every - 1 {
+                let i = (g.next_u64() % w.len() as u64) as usize;
+                let j = (g.next_u64() % w.len() as u64) as usize;
+                // A reweight inside or across groups, within 2^32.
+                w[i] = (values[j] >> (g.next_u64() % 3)).max(1);
+                l.set_weight(ids[i], w[i]).unwrap();
+                if up[j] {
+                    l.block(ids[j]).unwrap();
+                    l.wake(ids[j]).unwrap();
+                }
+            }
+            if p == picks / 3 || p == 2 * picks / 3 {
+                // Three down, below the threshold, then back up.
+                for i in 0..3 {
+                    l.block(ids[i]).unwrap();
+                    up[i] = false;
+                }
+                assert!(!l.ahead.as_ref().unwrap().planned);
+                for _ in 0..50 {
+                    let c = l.pick().unwrap();
+                    l.charge(c, Q).unwrap();
+                }
+                for i in 0..3 {
+                    l.wake(ids[i]).unwrap();
+                    up[i] = true;
+                }
+            }
+            let total: u64 = (0..w.len()).filter(|&i| up[i]).map(|i| w[i]).sum();
+            for i in (0..w.len()).filter(|&i| up[i]) {
+                expected[i] += w[i] as f64 / total as f64;
+            }
+            let c = l.pick().unwrap();
+            won[c] += 1.0;
+            l.charge(c, Q).unwrap();
+            assert!(l.ahead.as_ref().unwrap().planned);
+        }
+        let x = (0..w.len())
+            .map(|i| (won[i] - expected[i]).powi(2) / expected[i])
+            .sum();
+        (x, l)
+    }
+
+    // Bound: the chi-square 0.999 quantile at df = n − 1 (expected wins
+    // are sums of Bernoulli probabilities whose variance is below their
+    // mean, so the statistic runs a little under chi-square(df)).
+    // df = 23 → 49.73; df = 11 → 31.26.
+
+    #[test]
+    fn look_ahead_draws_in_proportion_to_value() {
+        // 24 clients in 4 groups, from 2^k (a candidate accepted half the
+        // time, so first rounds fail and the retry generator serves) to
+        // 2^(k+1) − 1; the smallest expects ≥ 200000·256/Σ ≈ 4400 wins.
+        let values: Vec<u64> = (0..24u64)
+            .map(|i| {
+                let k = 8 + i % 4;
+                (1 << k) + (i * 97 % (1 << k))
+            })
+            .collect();
+        for seed in [1, 2] {
+            let (x, l) = chi2(&values, seed, 200_000, 7);
+            assert!(x < 49.73, "seed {seed}: chi-square {x:.1} at df 23");
+            let fresh = DefaultRng::new(seed ^ RETRY_SEED);
+            assert_ne!(l.ahead.unwrap().retry, fresh, "no first round failed");
+        }
+    }
+
+    #[test]
+    fn look_ahead_serves_groups_it_cannot_plan() {
+        // Values of 2^31.. and 2^32 (the group a plan leaves to `retry`).
+        let values: Vec<u64> = (0..12u64)
+            .map(|i| match i % 3 {
+                0 => 1 << 32,
+                1 => (1 << 31) + i * 12_345_678,
+                _ => (1 << 30) + i,
+            })
+            .collect();
+        let (x, _) = chi2(&values, 3, 100_000, 5);
+        assert!(x < 31.26, "chi-square {x:.1} at df 11");
+    }
+
+    #[test]
+    fn look_ahead_is_deterministic() {
+        let values: Vec<u64> = (1..=30).map(|i| i * i * 37).collect();
+        let run = || {
+            let (_, mut l) = chi2(&values, 9, 5_000, 3);
+            (0..100)
+                .map(|_| {
+                    let c = l.pick().unwrap();
+                    l.charge(c, Q).unwrap();
+                    c
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(), run());
     }
 }

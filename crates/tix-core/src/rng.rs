@@ -31,17 +31,6 @@ pub trait Rng {
         }
         (m >> 64) as u64
     }
-
-    /// A copy that yields the same outputs as `self` from here on, without
-    /// advancing `self`: lets a draw look at the words its next lottery
-    /// will take (to prefetch what they will select). `None` for a
-    /// generator that cannot be copied; every generator here can.
-    fn fork(&self) -> Option<Self>
-    where
-        Self: Sized,
-    {
-        None
-    }
 }
 
 /// Park & Miller's minimal standard LCG, `S' = 16807·S mod (2^31 − 1)`,
@@ -81,10 +70,6 @@ impl ParkMiller {
 }
 
 impl Rng for ParkMiller {
-    fn fork(&self) -> Option<Self> {
-        Some(self.clone())
-    }
-
     /// Sixteen uniform bits from each of two raw draws: `raw − 1` is uniform
     /// on `[0, 2^31 − 2)`; values at or above `2^31 − 2^16` (a multiple of
     /// 2^16) are rejected (p ≈ 2^-15) so the low 16 bits are exactly uniform.
@@ -150,10 +135,6 @@ impl Ranqd1 {
 }
 
 impl Rng for Ranqd1 {
-    fn fork(&self) -> Option<Self> {
-        Some(self.clone())
-    }
-
     fn next_u32(&mut self) -> u32 {
         self.next_raw()
     }
@@ -184,10 +165,6 @@ impl SplitMix64 {
 }
 
 impl Rng for SplitMix64 {
-    fn fork(&self) -> Option<Self> {
-        Some(self.clone())
-    }
-
     fn next_u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
     }
@@ -221,10 +198,6 @@ impl Xoshiro256 {
 }
 
 impl Rng for Xoshiro256 {
-    fn fork(&self) -> Option<Self> {
-        Some(self.clone())
-    }
-
     fn next_u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
     }
