@@ -918,18 +918,24 @@ const O1_LOOKAHEAD: usize = 8;
 /// that its words are not those of `rng` from the same seed.
 const RETRY_SEED: u64 = 0x6c07_8965_d5a6_2c1d;
 
-/// A lottery planned [`O1_LOOKAHEAD`] picks before it is held: its four
-/// words of `rng` (ticket, three candidates) and, while the clients have
+/// Candidates in a planned lottery's first round. A round fails when all
+/// reject, with probability E[(1 − value/2^(k+1))^c] ≤ 2^-c (weights
+/// uniform in an octave: 1/12 for 2, 1/32 for 3), and a failed round goes
+/// on unprefetched; each candidate is one more line to prefetch.
+const O1_CANDIDATES: usize = 3;
+
+/// A lottery planned [`O1_LOOKAHEAD`] picks before it is held: its words
+/// of `rng` (a ticket, one per candidate) and, while the clients have
 /// not changed since (`version`), the group and candidates they name.
 #[derive(Debug, Clone, Copy, Default)]
 struct Plan {
     ticket: u64,
-    words: [u64; 3],
+    words: [u64; O1_CANDIDATES],
     version: u64,
     /// Group and candidates below `len << (k+1)`; k = 64 when a word was
     /// rejected or the group is one the plan cannot serve.
     k: usize,
-    cands: [u64; 3],
+    cands: [u64; O1_CANDIDATES],
 }
 
 /// The O(1) draw's look-ahead: the next [`O1_LOOKAHEAD`] lotteries, each
@@ -1127,18 +1133,21 @@ impl O1Draw {
         }
     }
 
-    /// Plan a lottery from four words of `rng` and prefetch the members
-    /// its first round will read.
+    /// Plan a lottery from 1 + [`O1_CANDIDATES`] words of `rng` and
+    /// prefetch the members its first round will read.
     #[inline(always)]
     fn plan<R: Rng>(&self, rng: &mut R, total: u64) -> Plan {
         let ticket = rng.next_u64();
-        let words = [rng.next_u64(), rng.next_u64(), rng.next_u64()];
+        let mut words = [0; O1_CANDIDATES];
+        for w in &mut words {
+            *w = rng.next_u64();
+        }
         let mut p = Plan {
             ticket,
             words,
             version: self.version,
             k: 64,
-            cands: [0; 3],
+            cands: [0; O1_CANDIDATES],
         };
         if let Some((k, cands)) = self.route(ticket, words, total) {
             let base = self.members[k].as_ptr();
@@ -1150,25 +1159,29 @@ impl O1Draw {
         p
     }
 
-    /// The group a ticket word names and the three candidates the other
-    /// words name in it (uniform below `len << (k+1)`: index and
+    /// The group a ticket word names and the candidates the other words
+    /// name in it (uniform below `len << (k+1)`: index and
     /// acceptance bits, as in [`O1Draw::joint_round`]), each a full 64-bit
     /// Lemire draw — the 32-bit halves of [`O1Draw::pick`] are rejected
     /// ~10% of the time at 10^6 clients. None when a word is rejected or
     /// the group holds values ≥ 2^32.
     #[inline(always)]
-    fn route(&self, ticket: u64, words: [u64; 3], total: u64) -> Option<(usize, [u64; 3])> {
+    fn route(
+        &self,
+        ticket: u64,
+        words: [u64; O1_CANDIDATES],
+        total: u64,
+    ) -> Option<(usize, [u64; O1_CANDIDATES])> {
         let (k, _) = self.group(below_word(ticket, total)?);
         if k >= 32 {
             return None;
         }
         // len < 2^32 (ids are 32 bits) and k + 1 ≤ 32: no overflow.
         let span = (self.members[k].len() as u64) << (k + 1);
-        let c = [
-            below_word(words[0], span)?,
-            below_word(words[1], span)?,
-            below_word(words[2], span)?,
-        ];
+        let mut c = [0; O1_CANDIDATES];
+        for (c, &w) in c.iter_mut().zip(&words) {
+            *c = below_word(w, span)?;
+        }
         Some((k, c))
     }
 
@@ -1196,29 +1209,43 @@ impl O1Draw {
             (a.next, a.planned) = (0, true);
         }
         let i = a.next % O1_LOOKAHEAD;
-        let p = a.plans[i];
+        let p = &a.plans[i];
+        // The lottery is settled from its plan before the plan's slot is
+        // reused (no copy of it); its words of `rng` were taken long ago.
+        let held = if p.version == self.version && p.k < 64 {
+            self.ahead_round(p.k, p.cands).ok_or(p.k)
+        } else {
+            self.replan(p, total, &mut a.retry)
+        };
         a.plans[i] = self.plan(rng, total);
         a.next = (i + 1) % O1_LOOKAHEAD;
-        let route = if p.version == self.version && p.k < 64 {
-            Some((p.k, p.cands))
-        } else {
-            self.route(p.ticket, p.words, total)
-        };
-        let k = match route {
-            Some((k, cands)) => {
-                if let Some(id) = self.ahead_round(k, cands) {
-                    return id;
-                }
-                k
+        match held {
+            Ok(id) => id,
+            Err(k) => {
+                let id = self.rounds(&mut a.retry, k, clients);
+                self.prefetch_retry(&a.retry, k);
+                id
             }
-            None => match below_word(p.ticket, total) {
+        }
+    }
+
+    /// A plan made before the members changed (or one that found nothing
+    /// to plan): its group and candidates worked out again from its words
+    /// now. The winner of its first round, or the group to go on in.
+    #[inline(never)]
+    fn replan(
+        &self,
+        p: &Plan,
+        total: u64,
+        retry: &mut DefaultRng,
+    ) -> std::result::Result<usize, usize> {
+        match self.route(p.ticket, p.words, total) {
+            Some((k, cands)) => self.ahead_round(k, cands).ok_or(k),
+            None => Err(match below_word(p.ticket, total) {
                 Some(r) => self.group(r).0,
-                None => self.group(a.retry.below(total)).0,
-            },
-        };
-        let id = self.rounds(&mut a.retry, k, clients);
-        self.prefetch_retry(&a.retry, k);
-        id
+                None => self.group(retry.below(total)).0,
+            }),
+        }
     }
 
     /// Prefetch the members the next retry round would take in group k
@@ -1235,23 +1262,22 @@ impl O1Draw {
         }
     }
 
-    /// [`O1Draw::joint_round`] with three candidates: the first that
-    /// accepts wins.
+    /// [`O1Draw::joint_round`] with [`O1_CANDIDATES`] candidates: the
+    /// first that accepts wins (taken last to first, so that the first
+    /// acceptance is the last to set `id`; no branch per candidate).
     #[inline(always)]
-    fn ahead_round(&self, k: usize, u: [u64; 3]) -> Option<usize> {
+    fn ahead_round(&self, k: usize, u: [u64; O1_CANDIDATES]) -> Option<usize> {
         let k = k % 64;
         let bits = (1u64 << (k + 1)) - 1;
         let m = &self.members[k];
-        let c = [
-            m.get(joint_index(k, u[0]))?,
-            m.get(joint_index(k, u[1]))?,
-            m.get(joint_index(k, u[2]))?,
-        ];
-        let d = [0, 1, 2].map(|i| (u[i] & bits).wrapping_sub(c[i].top as u64));
-        let take = d.map(|d| ((d as i64) >> 63) as u32);
-        let id12 = c[2].id ^ ((c[1].id ^ c[2].id) & take[1]);
-        let id = id12 ^ ((c[0].id ^ id12) & take[0]);
-        (((d[0] | d[1] | d[2]) as i64) < 0).then_some(id as usize)
+        let (mut id, mut any) = (0u32, 0u64);
+        for &u in u.iter().rev() {
+            let c = m.get(joint_index(k, u))?;
+            let d = (u & bits).wrapping_sub(c.top as u64);
+            id ^= (c.id ^ id) & ((d as i64) >> 63) as u32;
+            any |= d;
+        }
+        ((any as i64) < 0).then_some(id as usize)
     }
 
     /// The group whose stretch of `[0, total)` holds `r`, the groups laid
