@@ -101,6 +101,7 @@ pub struct Lottery<R: Rng = DefaultRng> {
     /// Σ value of runnable clients, the range of a draw.
     total: u64,
     engine: Engine,
+    /// `opts.seed`: seeds the O(1) look-ahead's retry generator.
     seed: u64,
     /// Runnable clients from which the O(1) draw looks ahead
     /// ([`O1_PREFETCH_MIN`]; lower in tests, to reach that path cheaply).
@@ -130,7 +131,8 @@ impl Lottery<DefaultRng> {
 
 impl<R: Rng> Lottery<R> {
     /// A lottery drawing from a given generator (e.g. `ParkMiller` to follow
-    /// the paper's prototype); `opts.seed` is not used.
+    /// the paper's prototype); `opts.seed` only seeds the second generator
+    /// the O(1) draw's look-ahead keeps (from 2^18 runnable clients).
     pub fn with_rng(opts: &PolicyOptions, draw: Draw, rng: R) -> Lottery<R> {
         let engine = match draw {
             Draw::List => Engine::List(ListDraw::default()),
@@ -921,7 +923,9 @@ const RETRY_SEED: u64 = 0x6c07_8965_d5a6_2c1d;
 /// Candidates in a planned lottery's first round. A round fails when all
 /// reject, with probability E[(1 − value/2^(k+1))^c] ≤ 2^-c (weights
 /// uniform in an octave: 1/12 for 2, 1/32 for 3), and a failed round goes
-/// on unprefetched; each candidate is one more line to prefetch.
+/// on from the retry generator, its lines prefetched only when it falls
+/// in the group of the last failure; each candidate is one more line to
+/// prefetch per pick.
 const O1_CANDIDATES: usize = 3;
 
 /// A lottery planned [`O1_LOOKAHEAD`] picks before it is held: its words
@@ -952,6 +956,9 @@ struct LookAhead {
     /// fell below the threshold, or before the first look-ahead pick).
     planned: bool,
     retry: DefaultRng,
+    /// [`O1Draw::heaviest`] as of the members' version `heavy_version`.
+    heavy: [usize; 2],
+    heavy_version: u64,
 }
 
 impl LookAhead {
@@ -961,6 +968,9 @@ impl LookAhead {
             next: 0,
             planned: false,
             retry: DefaultRng::new(seed ^ RETRY_SEED),
+            heavy: [0, 0],
+            // No version of the members reaches this (2^64 − 1 changes).
+            heavy_version: u64::MAX,
         })
     }
 }
@@ -1136,7 +1146,7 @@ impl O1Draw {
     /// Plan a lottery from 1 + [`O1_CANDIDATES`] words of `rng` and
     /// prefetch the members its first round will read.
     #[inline(always)]
-    fn plan<R: Rng>(&self, rng: &mut R, total: u64) -> Plan {
+    fn plan<R: Rng>(&self, rng: &mut R, total: u64, heavy: [usize; 2]) -> Plan {
         let ticket = rng.next_u64();
         let mut words = [0; O1_CANDIDATES];
         for w in &mut words {
@@ -1149,7 +1159,7 @@ impl O1Draw {
             k: 64,
             cands: [0; O1_CANDIDATES],
         };
-        if let Some((k, cands)) = self.route(ticket, words, total) {
+        if let Some((k, cands)) = self.route(ticket, words, total, heavy) {
             let base = self.members[k].as_ptr();
             for u in cands {
                 prefetch_line(base.wrapping_add(joint_index(k, u)));
@@ -1171,8 +1181,9 @@ impl O1Draw {
         ticket: u64,
         words: [u64; O1_CANDIDATES],
         total: u64,
+        heavy: [usize; 2],
     ) -> Option<(usize, [u64; O1_CANDIDATES])> {
-        let (k, _) = self.group(below_word(ticket, total)?);
+        let k = self.group_ahead(below_word(ticket, total)?, heavy);
         if k >= 32 {
             return None;
         }
@@ -1202,9 +1213,12 @@ impl O1Draw {
         total: u64,
         clients: &[Client],
     ) -> usize {
+        if a.heavy_version != self.version {
+            (a.heavy, a.heavy_version) = (self.heaviest(), self.version);
+        }
         if !a.planned {
             for p in &mut a.plans {
-                *p = self.plan(rng, total);
+                *p = self.plan(rng, total, a.heavy);
             }
             (a.next, a.planned) = (0, true);
         }
@@ -1215,9 +1229,9 @@ impl O1Draw {
         let held = if p.version == self.version && p.k < 64 {
             self.ahead_round(p.k, p.cands).ok_or(p.k)
         } else {
-            self.replan(p, total, &mut a.retry)
+            self.replan(p, total, &mut a.retry, a.heavy)
         };
-        a.plans[i] = self.plan(rng, total);
+        a.plans[i] = self.plan(rng, total, a.heavy);
         a.next = (i + 1) % O1_LOOKAHEAD;
         match held {
             Ok(id) => id,
@@ -1229,6 +1243,14 @@ impl O1Draw {
         }
     }
 
+    /// The group a ticket r names in the look-ahead's order (`heavy`
+    /// first, from [`O1Draw::heaviest`]).
+    #[inline(always)]
+    fn group_ahead(&self, r: u64, heavy: [usize; 2]) -> usize {
+        let rest = self.nonempty & !(1 << heavy[0]);
+        self.group_after(r, heavy, rest).0
+    }
+
     /// A plan made before the members changed (or one that found nothing
     /// to plan): its group and candidates worked out again from its words
     /// now. The winner of its first round, or the group to go on in.
@@ -1238,12 +1260,13 @@ impl O1Draw {
         p: &Plan,
         total: u64,
         retry: &mut DefaultRng,
+        heavy: [usize; 2],
     ) -> std::result::Result<usize, usize> {
-        match self.route(p.ticket, p.words, total) {
+        match self.route(p.ticket, p.words, total, heavy) {
             Some((k, cands)) => self.ahead_round(k, cands).ok_or(k),
             None => Err(match below_word(p.ticket, total) {
-                Some(r) => self.group(r).0,
-                None => self.group(retry.below(total)).0,
+                Some(r) => self.group_ahead(r, heavy),
+                None => self.group_ahead(retry.below(total), heavy),
             }),
         }
     }
@@ -1281,17 +1304,50 @@ impl O1Draw {
     }
 
     /// The group whose stretch of `[0, total)` holds `r`, the groups laid
-    /// end to end heaviest first, and r's offset in it. The two heaviest
+    /// end to end from the largest values down, and r's offset in it. The two heaviest
     /// groups are told apart without a branch (they usually hold most of
     /// the tickets, and which one wins is a coin flip to a predictor); the
     /// rest are scanned. `| 1` and `% 64` only keep a broken invariant
     /// (r ≥ Σ sums) from indexing out; it cannot arise.
     #[inline]
-    fn group(&self, mut r: u64) -> (usize, u64) {
+    fn group(&self, r: u64) -> (usize, u64) {
         let mut mask = self.nonempty;
         let k1 = 63 - (mask | 1).leading_zeros() as usize;
         mask &= !(1 << k1);
         let k2 = 63 - (mask | 1).leading_zeros() as usize;
+        self.group_after(r, [k1, k2], mask)
+    }
+
+    /// The two groups of the largest sums (ties to the lower group; the
+    /// second is the first when one group is nonempty), for the look-ahead's
+    /// order of the groups: which group a ticket names does not change the
+    /// law, so the look-ahead lays the two that take most tickets first and
+    /// the scan past them (a branch, mispredicted when taken) is rare. With
+    /// weights over 1..=1024, the two top groups by value hold 75% of the
+    /// tickets, the two heaviest 94%.
+    fn heaviest(&self) -> [usize; 2] {
+        let (mut a, mut b) = (64, 64);
+        let mut m = self.nonempty;
+        while m != 0 {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let s = self.sums[k];
+            if a == 64 || s > self.sums[a] {
+                (a, b) = (k, a);
+            } else if b == 64 || s > self.sums[b] {
+                b = k;
+            }
+        }
+        let a = a % 64;
+        [a, if b == 64 { a } else { b }]
+    }
+
+    /// [`O1Draw::group`] with the groups laid end to end from `first`
+    /// (two nonempty groups, or one and any index), then the others of
+    /// `mask` (the nonempty groups but `first[0]`) from the top down.
+    #[inline(always)]
+    fn group_after(&self, mut r: u64, first: [usize; 2], mut mask: u64) -> (usize, u64) {
+        let [k1, k2] = first;
         let s1 = self.sums[k1 % 64];
         let s2 = self.sums[k2 % 64] & 0u64.wrapping_sub((mask != 0) as u64);
         // Comparisons as sign bits of differences (every sum is < 2^63):
@@ -1587,6 +1643,41 @@ mod tests {
             for k in (0..64).rev().filter(|k| o.nonempty >> k & 1 == 1) {
                 for off in 0..o.sums[k] {
                     assert_eq!(o.group(r), (k, off));
+                    r += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn o1_look_ahead_group_is_the_heaviest_two_then_the_scan() {
+        // The look-ahead's order: the two largest sums (ties to the lower
+        // group), then the other groups from the top down.
+        let mut g = SplitMix64::new(4);
+        for case in 0..300 {
+            let mut o = O1Draw::default();
+            let p = 1 + case % 5;
+            for k in 0..64 {
+                if g.next_u64().is_multiple_of(p) {
+                    o.sums[k] = 1 + g.next_u64() % 6;
+                    o.nonempty |= 1 << k;
+                }
+            }
+            if o.nonempty == 0 {
+                continue;
+            }
+            let mut ks: Vec<usize> = (0..64).filter(|k| o.nonempty >> k & 1 == 1).collect();
+            ks.sort_by(|&a, &b| o.sums[b].cmp(&o.sums[a]).then(a.cmp(&b)));
+            let heavy = o.heaviest();
+            assert_eq!(heavy[0], ks[0]);
+            assert_eq!(heavy[1], *ks.get(1).unwrap_or(&ks[0]));
+            let mut rest: Vec<usize> = ks.iter().skip(2).copied().collect();
+            rest.sort_by(|a, b| b.cmp(a));
+            let order: Vec<usize> = ks.iter().take(2).chain(&rest).copied().collect();
+            let mut r = 0;
+            for &k in &order {
+                for _ in 0..o.sums[k] {
+                    assert_eq!(o.group_ahead(r, heavy), k, "case {case} r {r}");
                     r += 1;
                 }
             }
