@@ -1062,7 +1062,7 @@ impl O1Draw {
         let span = self.spans[k];
         if span != 0 {
             if let Some((u1, u2)) = two_below(rng.next_u64(), span) {
-                if let Some(id) = self.joint_round(k, u1, u2) {
+                if let Some(id) = self.joint_round(k, [u1, u2]) {
                     return id;
                 }
             }
@@ -1070,26 +1070,29 @@ impl O1Draw {
         self.rounds(rng, k, clients)
     }
 
-    /// One round of the joint path in group k from its two uniform draws
-    /// below `len << (k+1)`: each is a candidate's index (high bits) and
-    /// acceptance bits (the low k + 1); the winner, if either accepts.
+    /// One round of the joint path in group k from N uniform draws below
+    /// `len << (k+1)` (two in the ordinary draw, [`O1_CANDIDATES`] in the
+    /// look-ahead): each is a candidate's index (high bits) and acceptance
+    /// bits (the low k + 1); the first that accepts wins. Taken last to
+    /// first, so that the first acceptance is the last to set `id`.
     /// Values < 2^32 here, so bits < value is the sign of their difference;
     /// arithmetic rather than compares, so that the compiler neither
-    /// branches on the first candidate (a coin flip to a predictor) nor
-    /// delays the second one's load, and one sign test of the two OR-ed
-    /// covers "either accepts".
+    /// branches on a candidate (a coin flip to a predictor) nor delays the
+    /// next one's load, and one sign test of them all OR-ed covers "any
+    /// accepts".
     #[inline(always)]
-    fn joint_round(&self, k: usize, u1: u64, u2: u64) -> Option<usize> {
+    fn joint_round<const N: usize>(&self, k: usize, u: [u64; N]) -> Option<usize> {
         let k = k % 64;
-        let (j1, j2) = (joint_index(k, u1), joint_index(k, u2));
         let bits = (1u64 << (k + 1)) - 1;
         let m = &self.members[k];
-        let (c1, c2) = (m.get(j1)?, m.get(j2)?);
-        let d1 = (u1 & bits).wrapping_sub(c1.top as u64);
-        let d2 = (u2 & bits).wrapping_sub(c2.top as u64);
-        let take1 = ((d1 as i64) >> 63) as u32;
-        let id = c2.id ^ ((c1.id ^ c2.id) & take1);
-        (((d1 | d2) as i64) < 0).then_some(id as usize)
+        let (mut id, mut any) = (0u32, 0u64);
+        for &u in u.iter().rev() {
+            let c = m.get(joint_index(k, u))?;
+            let d = (u & bits).wrapping_sub(c.top as u64);
+            id ^= (c.id ^ id) & ((d as i64) >> 63) as u32;
+            any |= d;
+        }
+        ((any as i64) < 0).then_some(id as usize)
     }
 
     /// Rounds of candidates in group `k` until one is accepted.
@@ -1117,7 +1120,7 @@ impl O1Draw {
                 let Some((u1, u2)) = two_below(rng.next_u64(), span) else {
                     continue;
                 };
-                match self.joint_round(k, u1, u2) {
+                match self.joint_round(k, [u1, u2]) {
                     Some(id) => return id,
                     None => continue,
                 }
@@ -1227,7 +1230,7 @@ impl O1Draw {
         // The lottery is settled from its plan before the plan's slot is
         // reused (no copy of it); its words of `rng` were taken long ago.
         let held = if p.version == self.version && p.k < 64 {
-            self.ahead_round(p.k, p.cands).ok_or(p.k)
+            self.joint_round(p.k, p.cands).ok_or(p.k)
         } else {
             self.replan(p, total, &mut a.retry, a.heavy)
         };
@@ -1263,7 +1266,7 @@ impl O1Draw {
         heavy: [usize; 2],
     ) -> std::result::Result<usize, usize> {
         match self.route(p.ticket, p.words, total, heavy) {
-            Some((k, cands)) => self.ahead_round(k, cands).ok_or(k),
+            Some((k, cands)) => self.joint_round(k, cands).ok_or(k),
             None => Err(match below_word(p.ticket, total) {
                 Some(r) => self.group_ahead(r, heavy),
                 None => self.group_ahead(retry.below(total), heavy),
@@ -1285,27 +1288,9 @@ impl O1Draw {
         }
     }
 
-    /// [`O1Draw::joint_round`] with [`O1_CANDIDATES`] candidates: the
-    /// first that accepts wins (taken last to first, so that the first
-    /// acceptance is the last to set `id`; no branch per candidate).
-    #[inline(always)]
-    fn ahead_round(&self, k: usize, u: [u64; O1_CANDIDATES]) -> Option<usize> {
-        let k = k % 64;
-        let bits = (1u64 << (k + 1)) - 1;
-        let m = &self.members[k];
-        let (mut id, mut any) = (0u32, 0u64);
-        for &u in u.iter().rev() {
-            let c = m.get(joint_index(k, u))?;
-            let d = (u & bits).wrapping_sub(c.top as u64);
-            id ^= (c.id ^ id) & ((d as i64) >> 63) as u32;
-            any |= d;
-        }
-        ((any as i64) < 0).then_some(id as usize)
-    }
-
     /// The group whose stretch of `[0, total)` holds `r`, the groups laid
-    /// end to end from the largest values down, and r's offset in it. The two heaviest
-    /// groups are told apart without a branch (they usually hold most of
+    /// end to end from the largest values down, and r's offset in it. The
+    /// two top groups are told apart without a branch (they usually hold most of
     /// the tickets, and which one wins is a coin flip to a predictor); the
     /// rest are scanned. `| 1` and `% 64` only keep a broken invariant
     /// (r ≥ Σ sums) from indexing out; it cannot arise.
