@@ -9,7 +9,7 @@ use crate::compensation::Compensation;
 use crate::currency::{HolderId, Ledger};
 use crate::error::{Error, Result};
 use crate::race::{neg_ln_q16, race_delta};
-use crate::rng::{DefaultRng, Rng};
+use crate::rng::{DefaultRng, Rng, WyRand};
 use crate::sched::{check_weight, ClientId, PolicyOptions, Scheduler};
 
 /// Largest sum of tickets of all joined clients. With compensation inflating
@@ -101,14 +101,15 @@ pub struct Lottery<R: Rng = DefaultRng> {
     /// Σ value of runnable clients, the range of a draw.
     total: u64,
     engine: Engine,
-    /// `opts.seed`: seeds the O(1) look-ahead's retry generator.
+    /// `opts.seed`: seeds the O(1) look-ahead's generators.
     seed: u64,
     /// Runnable clients from which the O(1) draw looks ahead
     /// ([`O1_PREFETCH_MIN`]; lower in tests, to reach that path cheaply).
     look_ahead_from: usize,
     /// The O(1) draw's planned lotteries, from [`O1_PREFETCH_MIN`]
-    /// runnable clients; made at the first such pick and kept (its retry
-    /// generator goes on where it was), emptied below the threshold.
+    /// runnable clients; made at the first such pick and kept (its
+    /// generators go on where they were). Below the threshold its plans
+    /// lie unused, and go stale with the leave or block that got there.
     ahead: Option<Box<LookAhead>>,
 }
 
@@ -131,8 +132,8 @@ impl Lottery<DefaultRng> {
 
 impl<R: Rng> Lottery<R> {
     /// A lottery drawing from a given generator (e.g. `ParkMiller` to follow
-    /// the paper's prototype); `opts.seed` only seeds the second generator
-    /// the O(1) draw's look-ahead keeps (from 2^18 runnable clients).
+    /// the paper's prototype); `opts.seed` also seeds the generators of the
+    /// O(1) draw's look-ahead, which draws from 2^16 runnable clients on.
     pub fn with_rng(opts: &PolicyOptions, draw: Draw, rng: R) -> Lottery<R> {
         let engine = match draw {
             Draw::List => Engine::List(ListDraw::default()),
@@ -313,17 +314,6 @@ impl<R: Rng> Lottery<R> {
 }
 
 impl<R: Rng> Lottery<R> {
-    /// Below the look-ahead threshold the O(1) draw takes its words the
-    /// ordinary way: the planned lotteries' words are dropped (unseen, so
-    /// dropping them biases nothing) and planned afresh above it.
-    fn leave_look_ahead(&mut self) {
-        if self.runnable < self.look_ahead_from {
-            if let Some(a) = &mut self.ahead {
-                a.planned = false;
-            }
-        }
-    }
-
     /// The winner of a lottery in the list, tree and race draws.
     #[inline(never)]
     fn draw_winner(&mut self) -> ClientId {
@@ -366,7 +356,6 @@ impl<R: Rng> Scheduler for Lottery<R> {
         if self.changeable(id)? == State::Runnable {
             self.remove(id);
             self.runnable -= 1;
-            self.leave_look_ahead();
         }
         self.joined_tickets -= self.clients[id].tickets;
         self.state[id] = State::Gone;
@@ -397,7 +386,6 @@ impl<R: Rng> Scheduler for Lottery<R> {
         self.remove(id);
         self.state[id] = State::Blocked;
         self.runnable -= 1;
-        self.leave_look_ahead();
         Ok(())
     }
 
@@ -431,7 +419,7 @@ impl<R: Rng> Scheduler for Lottery<R> {
             if self.runnable >= self.look_ahead_from {
                 let seed = self.seed;
                 let a = self.ahead.get_or_insert_with(|| LookAhead::new(seed));
-                o.pick_ahead(&mut self.rng, a, self.total, &self.clients)
+                o.pick_ahead(a, self.total, &self.clients)
             } else {
                 o.pick(&mut self.rng, self.total, &self.clients)
             }
@@ -905,10 +893,12 @@ impl Default for O1Draw {
 const O1_MAX_ID: usize = u32::MAX as usize;
 
 /// Runnable clients from which the O(1) draw plans its lotteries ahead
-/// ([`LookAhead`]): 2^18 members are 2 MB, past L2 and the reach of the
-/// 4 KiB-page TLB. Measured at 10^5 clients (800 KB of members, mostly L2
-/// and L3 hits), planning from 2^16 made a pick dearer (19 against 15 ns).
-const O1_PREFETCH_MIN: usize = 1 << 18;
+/// ([`LookAhead`]): 2^16 members are 512 KB, the size of L2 here. Measured
+/// (alternated six times) at 7·10^4 and 10^5 clients, planning took a pick
+/// from 19.2 / 19.9 ns to 15.4 / 16.0 (medians); when plans cost four
+/// xoshiro words (before wyrand and the cached group order) it made 10^5
+/// dearer (19 against 15 ns), hence 2^18 then.
+const O1_PREFETCH_MIN: usize = 1 << 16;
 
 /// Lotteries planned ahead: at ~20 ns a pick, 8 give a prefetch ~160 ns
 /// to land, more than one miss to DRAM through a nested page walk in this
@@ -916,8 +906,9 @@ const O1_PREFETCH_MIN: usize = 1 << 18;
 /// clients: 4 were too few (23–25 ns against 19 ns), 16 no better than 8.
 const O1_LOOKAHEAD: usize = 8;
 
-/// Mixed into the policy's seed for the look-ahead's retry generator, so
-/// that its words are not those of `rng` from the same seed.
+/// Mixed into the policy's seed for the look-ahead's generators, so that
+/// their words are not those of another generator from the same seed.
+const WORDS_SEED: u64 = 0x2545_f491_4f6c_dd1d;
 const RETRY_SEED: u64 = 0x6c07_8965_d5a6_2c1d;
 
 /// Candidates in a planned lottery's first round. A round fails when all
@@ -925,52 +916,85 @@ const RETRY_SEED: u64 = 0x6c07_8965_d5a6_2c1d;
 /// uniform in an octave: 1/12 for 2, 1/32 for 3), and a failed round goes
 /// on from the retry generator, its lines prefetched only when it falls
 /// in the group of the last failure; each candidate is one more line to
-/// prefetch per pick.
+/// prefetch per pick. Drawn two to a word ([`pair_below`]), so three take
+/// two words besides the ticket's.
 const O1_CANDIDATES: usize = 3;
 
-/// A lottery planned [`O1_LOOKAHEAD`] picks before it is held: its words
-/// of `rng` (a ticket, one per candidate) and, while the clients have
-/// not changed since (`version`), the group and candidates they name.
-#[derive(Debug, Clone, Copy, Default)]
+/// A plan's `k` when its ticket word was rejected: the whole lottery is
+/// drawn from the retry generator.
+const PLAN_NONE: usize = 128;
+
+/// Added to a plan's `k` when its group is known but its candidates are
+/// not (a rejected candidate word, or a group of values ≥ 2^32): the
+/// lottery goes on from the retry generator in that group.
+const PLAN_GROUP_ONLY: usize = 64;
+
+/// A lottery planned [`O1_LOOKAHEAD`] picks before it is held: the group
+/// and candidates its words named, as of the members' `version`. The
+/// words themselves are not kept: a plan gone stale is dropped and its
+/// lottery drawn afresh from the retry generator — whether a plan goes
+/// stale depends on the callers' changes, never on the plan's words, so
+/// dropping it biases nothing. So is a plan made before the clients last
+/// fell below the threshold: any leave or block since bumped `version`.
+#[derive(Debug, Clone, Copy)]
 struct Plan {
-    ticket: u64,
-    words: [u64; O1_CANDIDATES],
     version: u64,
-    /// Group and candidates below `len << (k+1)`; k = 64 when a word was
-    /// rejected or the group is one the plan cannot serve.
+    /// The group, below 64 when `cands` hold the first round; else
+    /// [`PLAN_GROUP_ONLY`] + the group, or [`PLAN_NONE`].
     k: usize,
     cands: [u64; O1_CANDIDATES],
 }
+
+/// The groups in the look-ahead's order ([`O1Draw::order`]): `first`, the
+/// two heaviest, take tickets below `cut[0]` and `cut[1]`; the groups of
+/// `rest` follow from the top down.
+#[derive(Debug, Clone, Copy, Default)]
+struct Order {
+    first: [usize; 2],
+    cut: [u64; 2],
+    rest: u64,
+}
+
+/// No plan: the lottery is drawn from the retry generator.
+const UNPLANNED: Plan = Plan {
+    version: 0,
+    k: PLAN_NONE,
+    cands: [0; O1_CANDIDATES],
+};
 
 /// The O(1) draw's look-ahead: the next [`O1_LOOKAHEAD`] lotteries, each
 /// planned (its words drawn, its first members prefetched) when the one
 /// that many picks earlier is held. A lottery's words are fixed when it
 /// is planned, so the members it loads first are known — and in cache —
 /// by the time it is held; anything else it needs comes from `retry`.
+/// Its own generators, not the policy's: wyrand gives a plan's three
+/// words for the instructions of one xoshiro256** word (measured ~30
+/// instructions a pick), and a lottery's law does not depend on which
+/// generator its words come from.
 #[derive(Debug, Clone)]
 struct LookAhead {
     plans: [Plan; O1_LOOKAHEAD],
     /// The plan of the next lottery.
     next: usize,
-    /// Whether `plans` holds the next lotteries (false after the clients
-    /// fell below the threshold, or before the first look-ahead pick).
-    planned: bool,
-    retry: DefaultRng,
-    /// [`O1Draw::heaviest`] as of the members' version `heavy_version`.
-    heavy: [usize; 2],
-    heavy_version: u64,
+    /// The plans' words.
+    words: WyRand,
+    /// Whatever a plan cannot settle.
+    retry: WyRand,
+    /// [`O1Draw::order`] as of the members' version `order_version`.
+    order: Order,
+    order_version: u64,
 }
 
 impl LookAhead {
     fn new(seed: u64) -> Box<LookAhead> {
         Box::new(LookAhead {
-            plans: [Plan::default(); O1_LOOKAHEAD],
+            plans: [UNPLANNED; O1_LOOKAHEAD],
             next: 0,
-            planned: false,
-            retry: DefaultRng::new(seed ^ RETRY_SEED),
-            heavy: [0, 0],
+            words: WyRand::new(seed ^ WORDS_SEED),
+            retry: WyRand::new(seed ^ RETRY_SEED),
+            order: Order::default(),
             // No version of the members reaches this (2^64 − 1 changes).
-            heavy_version: u64::MAX,
+            order_version: u64::MAX,
         })
     }
 }
@@ -982,7 +1006,7 @@ fn prefetch_line<T>(p: *const T) {
     // SAFETY: the intrinsic needs SSE, which every x86_64 target has, and
     // a prefetch never dereferences: any address, even a dangling one, is
     // allowed. Measured: planning ahead takes two thirds off a pick at
-    // 10^6 clients (none at 10^5, hence O1_PREFETCH_MIN).
+    // 10^6 clients.
     #[cfg(target_arch = "x86_64")]
     unsafe {
         core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
@@ -1146,23 +1170,27 @@ impl O1Draw {
         }
     }
 
-    /// Plan a lottery from 1 + [`O1_CANDIDATES`] words of `rng` and
-    /// prefetch the members its first round will read.
+    /// Plan a lottery from words of `rng` (the look-ahead's own) — one for
+    /// the ticket, one per two candidates — and prefetch the members its
+    /// first round will read.
     #[inline(always)]
-    fn plan<R: Rng>(&self, rng: &mut R, total: u64, heavy: [usize; 2]) -> Plan {
+    fn plan(&self, rng: &mut WyRand, total: u64, order: &Order) -> Plan {
         let ticket = rng.next_u64();
-        let mut words = [0; O1_CANDIDATES];
+        let mut words = [0; O1_CANDIDATES.div_ceil(2)];
         for w in &mut words {
             *w = rng.next_u64();
         }
         let mut p = Plan {
-            ticket,
-            words,
             version: self.version,
-            k: 64,
+            k: PLAN_NONE,
             cands: [0; O1_CANDIDATES],
         };
-        if let Some((k, cands)) = self.route(ticket, words, total, heavy) {
+        let Some(r) = below_word(ticket, total) else {
+            return p;
+        };
+        let k = self.group_ahead(r, order);
+        p.k = k | PLAN_GROUP_ONLY;
+        if let Some(cands) = self.candidates(k, words) {
             let base = self.members[k].as_ptr();
             for u in cands {
                 prefetch_line(base.wrapping_add(joint_index(k, u)));
@@ -1172,72 +1200,65 @@ impl O1Draw {
         p
     }
 
-    /// The group a ticket word names and the candidates the other words
-    /// name in it (uniform below `len << (k+1)`: index and
-    /// acceptance bits, as in [`O1Draw::joint_round`]), each a full 64-bit
-    /// Lemire draw — the 32-bit halves of [`O1Draw::pick`] are rejected
-    /// ~10% of the time at 10^6 clients. None when a word is rejected or
-    /// the group holds values ≥ 2^32.
+    /// The candidates `words` name in group k, uniform below
+    /// `len << (k+1)` (index and acceptance bits, as in
+    /// [`O1Draw::joint_round`]), two from each word by [`pair_below`] —
+    /// the 32-bit halves of [`O1Draw::pick`] are rejected ~10% of the time
+    /// at 10^6 clients. None when a word is rejected or the group holds
+    /// values ≥ 2^32.
     #[inline(always)]
-    fn route(
+    fn candidates(
         &self,
-        ticket: u64,
-        words: [u64; O1_CANDIDATES],
-        total: u64,
-        heavy: [usize; 2],
-    ) -> Option<(usize, [u64; O1_CANDIDATES])> {
-        let k = self.group_ahead(below_word(ticket, total)?, heavy);
-        if k >= 32 {
+        k: usize,
+        words: [u64; O1_CANDIDATES.div_ceil(2)],
+    ) -> Option<[u64; O1_CANDIDATES]> {
+        // The joint span (0 when the group has none), below 2^32 so that
+        // span² fits a word.
+        let span = self.spans[k % 64];
+        if span.wrapping_sub(1) >= u32::MAX as u64 {
             return None;
         }
-        // len < 2^32 (ids are 32 bits) and k + 1 ≤ 32: no overflow.
-        let span = (self.members[k].len() as u64) << (k + 1);
         let mut c = [0; O1_CANDIDATES];
-        for (c, &w) in c.iter_mut().zip(&words) {
-            *c = below_word(w, span)?;
+        for (i, &w) in words.iter().enumerate() {
+            let (a, b) = pair_below(w, span)?;
+            c[2 * i] = a;
+            if let Some(x) = c.get_mut(2 * i + 1) {
+                *x = b;
+            }
         }
-        Some((k, c))
+        Some(c)
     }
 
     /// A lottery of the look-ahead: the oldest plan is held and a new one
     /// made in its place for the lottery [`O1_LOOKAHEAD`] picks on. The
     /// plan's group and candidates stand if no client changed since it was
-    /// made; else they are worked out again from its words. Whatever the
-    /// plan cannot settle — a rejected word, a group of values ≥ 2^32, a
-    /// first round that accepts no one — goes on from `retry`. The law is
-    /// the ordinary draw's: the ticket is uniform, and the first accepted
-    /// of independent uniform candidates is drawn with probability ∝ value,
-    /// from whichever generator they come.
+    /// made; else the lottery is drawn afresh from `retry`, as is whatever
+    /// the plan cannot settle — a rejected word, a group of values ≥ 2^32,
+    /// a first round that accepts no one. The law is the ordinary draw's:
+    /// the ticket is uniform, and the first accepted of independent
+    /// uniform candidates is drawn with probability ∝ value, from
+    /// whichever generator they come.
     #[inline]
-    fn pick_ahead<R: Rng>(
-        &self,
-        rng: &mut R,
-        a: &mut LookAhead,
-        total: u64,
-        clients: &[Client],
-    ) -> usize {
-        if a.heavy_version != self.version {
-            (a.heavy, a.heavy_version) = (self.heaviest(), self.version);
-        }
-        if !a.planned {
-            for p in &mut a.plans {
-                *p = self.plan(rng, total, a.heavy);
-            }
-            (a.next, a.planned) = (0, true);
+    fn pick_ahead(&self, a: &mut LookAhead, total: u64, clients: &[Client]) -> usize {
+        if a.order_version != self.version {
+            (a.order, a.order_version) = (self.order(), self.version);
         }
         let i = a.next % O1_LOOKAHEAD;
         let p = &a.plans[i];
         // The lottery is settled from its plan before the plan's slot is
-        // reused (no copy of it); its words of `rng` were taken long ago.
+        // reused (no copy of it); its words were taken long ago.
         let held = if p.version == self.version && p.k < 64 {
             self.joint_round(p.k, p.cands).ok_or(p.k)
+        } else if p.version == self.version && p.k < PLAN_NONE {
+            Err(p.k - PLAN_GROUP_ONLY)
         } else {
-            self.replan(p, total, &mut a.retry, a.heavy)
+            Err(PLAN_NONE)
         };
-        a.plans[i] = self.plan(rng, total, a.heavy);
+        a.plans[i] = self.plan(&mut a.words, total, &a.order);
         a.next = (i + 1) % O1_LOOKAHEAD;
         match held {
             Ok(id) => id,
+            Err(PLAN_NONE) => self.redraw(&mut a.retry, total, clients),
             Err(k) => {
                 let id = self.rounds(&mut a.retry, k, clients);
                 self.prefetch_retry(&a.retry, k);
@@ -1246,39 +1267,44 @@ impl O1Draw {
         }
     }
 
-    /// The group a ticket r names in the look-ahead's order (`heavy`
-    /// first, from [`O1Draw::heaviest`]).
+    /// The group a ticket r names in the look-ahead's order of the groups
+    /// (`order`, from [`O1Draw::order`]): one compare, made arithmetic (a
+    /// branch on it would be a coin flip to a predictor), tells the two
+    /// heaviest groups apart; the scan past them is rare.
     #[inline(always)]
-    fn group_ahead(&self, r: u64, heavy: [usize; 2]) -> usize {
-        let rest = self.nonempty & !(1 << heavy[0]);
-        self.group_after(r, heavy, rest).0
+    fn group_ahead(&self, r: u64, order: &Order) -> usize {
+        if r >= order.cut[1] {
+            return self.group_rest(r - order.cut[1], order.rest);
+        }
+        order.first[(r >= order.cut[0]) as usize]
     }
 
-    /// A plan made before the members changed (or one that found nothing
-    /// to plan): its group and candidates worked out again from its words
-    /// now. The winner of its first round, or the group to go on in.
+    /// The group of offset r past the two heaviest groups: the groups of
+    /// `mask` laid end to end from the top down.
     #[inline(never)]
-    fn replan(
-        &self,
-        p: &Plan,
-        total: u64,
-        retry: &mut DefaultRng,
-        heavy: [usize; 2],
-    ) -> std::result::Result<usize, usize> {
-        match self.route(p.ticket, p.words, total, heavy) {
-            Some((k, cands)) => self.joint_round(k, cands).ok_or(k),
-            None => Err(match below_word(p.ticket, total) {
-                Some(r) => self.group_ahead(r, heavy),
-                None => self.group_ahead(retry.below(total), heavy),
-            }),
+    fn group_rest(&self, mut r: u64, mut mask: u64) -> usize {
+        loop {
+            let k = 63 - (mask | 1).leading_zeros() as usize;
+            mask &= !(1 << k);
+            if r < self.sums[k] || mask == 0 {
+                return k;
+            }
+            r -= self.sums[k];
         }
+    }
+
+    /// A lottery whose plan is stale or lost its ticket, drawn afresh from
+    /// the retry generator; out of line, as the plan's fallbacks are.
+    #[inline(never)]
+    fn redraw(&self, retry: &mut WyRand, total: u64, clients: &[Client]) -> usize {
+        self.pick(retry, total, clients)
     }
 
     /// Prefetch the members the next retry round would take in group k
     /// (retry words are taken only by failed first rounds, so the lines
     /// stay until the next failure, which is most often in the same group).
     #[inline(never)]
-    fn prefetch_retry(&self, retry: &DefaultRng, k: usize) {
+    fn prefetch_retry(&self, retry: &WyRand, k: usize) {
         let k = k % 64;
         let mut g = retry.clone();
         if let Some((u1, u2)) = two_below(g.next_u64(), self.spans[k]) {
@@ -1303,13 +1329,25 @@ impl O1Draw {
         self.group_after(r, [k1, k2], mask)
     }
 
+    /// The look-ahead's order of the groups: which group a ticket names
+    /// does not change the law, so the two of the largest sums come first
+    /// and the scan past them (a branch, mispredicted when taken) is rare.
+    /// With weights over 1..=1024, the two top groups by value hold 75% of
+    /// the tickets, the two heaviest 94%.
+    fn order(&self) -> Order {
+        let first = self.heaviest();
+        let one = first[0] == first[1];
+        let cut0 = self.sums[first[0]];
+        let cut1 = cut0 + if one { 0 } else { self.sums[first[1]] };
+        Order {
+            first,
+            cut: [cut0, cut1],
+            rest: self.nonempty & !(1 << first[0]) & !(1 << first[1]),
+        }
+    }
+
     /// The two groups of the largest sums (ties to the lower group; the
-    /// second is the first when one group is nonempty), for the look-ahead's
-    /// order of the groups: which group a ticket names does not change the
-    /// law, so the look-ahead lays the two that take most tickets first and
-    /// the scan past them (a branch, mispredicted when taken) is rare. With
-    /// weights over 1..=1024, the two top groups by value hold 75% of the
-    /// tickets, the two heaviest 94%.
+    /// second is the first when one group is nonempty).
     fn heaviest(&self) -> [usize; 2] {
         let (mut a, mut b) = (64, 64);
         let mut m = self.nonempty;
@@ -1369,6 +1407,24 @@ fn below_word(w: u64, n: u64) -> Option<u64> {
         return None;
     }
     Some((m >> 64) as u64)
+}
+
+/// Two independent uniform draws below `n` (1 ≤ n < 2^32) from one word:
+/// Lemire's multiply-shift for the range n², its result's two base-n
+/// digits taken one multiplication at a time (the high word of w·n is the
+/// first; the high word of the low word times n the second, and that
+/// low word is w·n² mod 2^64, the one Lemire's rejection tests). None
+/// (probability < n²/2^64) when w falls in the sliver that would bias it.
+#[inline(always)]
+fn pair_below(w: u64, n: u64) -> Option<(u64, u64)> {
+    let m1 = (w as u128) * (n as u128);
+    let m2 = (m1 as u64 as u128) * (n as u128);
+    let lo = m2 as u64;
+    let nn = n * n;
+    if lo < nn && lo < nn.wrapping_neg() % nn {
+        return None;
+    }
+    Some(((m1 >> 64) as u64, (m2 >> 64) as u64))
 }
 
 /// Two independent uniform indices below `len` (1 ≤ len ≤ 2^32) from the
@@ -1656,13 +1712,14 @@ mod tests {
             let heavy = o.heaviest();
             assert_eq!(heavy[0], ks[0]);
             assert_eq!(heavy[1], *ks.get(1).unwrap_or(&ks[0]));
+            let ord = o.order();
             let mut rest: Vec<usize> = ks.iter().skip(2).copied().collect();
             rest.sort_by(|a, b| b.cmp(a));
             let order: Vec<usize> = ks.iter().take(2).chain(&rest).copied().collect();
             let mut r = 0;
             for &k in &order {
                 for _ in 0..o.sums[k] {
-                    assert_eq!(o.group_ahead(r, heavy), k, "case {case} r {r}");
+                    assert_eq!(o.group_ahead(r, &ord), k, "case {case} r {r}");
                     r += 1;
                 }
             }
@@ -1732,6 +1789,44 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn pair_below_is_lemire_below_n_squared() {
+        // The pair must be the base-n digits of Lemire's draw below n²,
+        // rejected exactly when that draw is (low word < 2^64 mod n²),
+        // here worked out in 128 bits with a modulo.
+        let lemire = |w: u64, n: u64| {
+            let nn = n as u128 * n as u128;
+            let m = w as u128 * nn;
+            let t = (1u128 << 64) % nn;
+            let j = (m >> 64) as u64;
+            ((m as u64 as u128) >= t).then_some((j / n, j % n))
+        };
+        // 2^64 mod 9 = 7: a zero word is rejected.
+        assert_eq!(pair_below(0, 3), None);
+        assert_eq!(pair_below(u64::MAX, 3), Some((2, 2)));
+        assert_eq!(pair_below(12345, 1), Some((0, 0)));
+        let mut g = SplitMix64::new(8);
+        let mut rejected = 0;
+        for i in 0..200_000u64 {
+            let n = match i % 4 {
+                0 => u32::MAX as u64,
+                1 => 1 + g.next_u64() % 16,
+                2 => (1 << 31) + g.next_u64() % (1 << 31),
+                _ => 1 + g.next_u64() % ((1 << 32) - 1),
+            };
+            // Half the words near the bottom, where rejections lie.
+            let w = if i % 2 == 0 {
+                g.next_u64()
+            } else {
+                g.next_u64() % (1 << 12)
+            };
+            let got = pair_below(w, n);
+            assert_eq!(got, lemire(w, n), "w {w:#x} n {n}");
+            rejected += got.is_none() as u32;
+        }
+        assert!(rejected > 0, "no rejection exercised");
+    }
 }
 
 #[cfg(test)]
@@ -1780,7 +1875,6 @@ mod look_ahead_tests {
                     l.block(ids[i]).unwrap();
                     up[i] = false;
                 }
-                assert!(!l.ahead.as_ref().unwrap().planned);
                 for _ in 0..50 {
                     let c = l.pick().unwrap();
                     l.charge(c, Q).unwrap();
@@ -1797,7 +1891,6 @@ mod look_ahead_tests {
             let c = l.pick().unwrap();
             won[c] += 1.0;
             l.charge(c, Q).unwrap();
-            assert!(l.ahead.as_ref().unwrap().planned);
         }
         let x = (0..w.len())
             .map(|i| (won[i] - expected[i]).powi(2) / expected[i])
@@ -1824,7 +1917,7 @@ mod look_ahead_tests {
         for seed in [1, 2] {
             let (x, l) = chi2(&values, seed, 200_000, 7);
             assert!(x < 49.73, "seed {seed}: chi-square {x:.1} at df 23");
-            let fresh = DefaultRng::new(seed ^ RETRY_SEED);
+            let fresh = WyRand::new(seed ^ RETRY_SEED);
             assert_ne!(l.ahead.unwrap().retry, fresh, "no first round failed");
         }
     }

@@ -1,7 +1,8 @@
 //! The random number generators of the seeds: Park–Miller's "minimal
 //! standard" with Carta's division-free step (Waldspurger 001 App. A),
 //! Numerical Recipes' `ranqd1` (Zepp 000 §4.4) for faithful replays, and
-//! xoshiro256** (seeded by SplitMix64) as the fast default.
+//! xoshiro256** (seeded by SplitMix64) as the fast default, and wyrand,
+//! one multiplication a word, for the O(1) lottery's look-ahead.
 
 /// A deterministic source of uniform random numbers.
 pub trait Rng {
@@ -216,6 +217,43 @@ impl Rng for Xoshiro256 {
     }
 }
 
+/// wyrand (Wang Yi, from the wyhash family): a 64-bit counter stepped by
+/// an odd constant; each output folds (xor of the halves) the 128-bit
+/// product of the counter with itself xor a second constant. One
+/// multiplication a word, a third of xoshiro256**'s instructions: the
+/// O(1) lottery's look-ahead takes three words a lottery from it. Period
+/// 2^64, and its authors report it passing BigCrush and PractRand; unlike
+/// xoshiro its outputs are not a permutation of its states, so it is not
+/// the default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WyRand {
+    state: u64,
+}
+
+impl WyRand {
+    /// Seeded through SplitMix64: streams are one counter sequence at
+    /// different offsets, and a mixed seed puts two seeds' offsets
+    /// ~2^63 steps apart rather than a few.
+    pub fn new(seed: u64) -> Self {
+        WyRand {
+            state: SplitMix64::new(seed).next_u64(),
+        }
+    }
+}
+
+impl Rng for WyRand {
+    fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0xa076_1d64_78bd_642f);
+        let m = (self.state as u128) * ((self.state ^ 0xe703_7ed1_a0b4_28db) as u128);
+        (m >> 64) as u64 ^ m as u64
+    }
+}
+
 /// The generator every randomized policy uses unless told otherwise.
 pub type DefaultRng = Xoshiro256;
 
@@ -268,6 +306,18 @@ mod tests {
     }
 
     #[test]
+    fn wyrand_reference() {
+        // From a separate C implementation of the published step (counter
+        // += 0xa0761d6478bd642f; fold of counter · (counter ^
+        // 0xe7037ed1a0b428db)) on SplitMix64's first output from seed 0.
+        let mut g = WyRand::new(0);
+        assert_eq!(g.next_u64(), 0x7950_d340_a3b9_a42d);
+        assert_eq!(g.next_u64(), 0xbe1a_7908_2232_3877);
+        assert_eq!(g.next_u64(), 0xdc88_64b5_8f7f_72c8);
+        assert_eq!(WyRand::new(1).next_u64(), 0x987e_7e31_fc95_735b);
+    }
+
+    #[test]
     fn deterministic_from_seed() {
         let a: Vec<u64> = {
             let mut g = Xoshiro256::new(7);
@@ -299,6 +349,7 @@ mod tests {
         assert!(chi_square_below(&mut ParkMiller::new(1), 10, 100_000) < crit);
         assert!(chi_square_below(&mut Ranqd1::new(1), 10, 100_000) < crit);
         assert!(chi_square_below(&mut SplitMix64::new(1), 10, 100_000) < crit);
+        assert!(chi_square_below(&mut WyRand::new(1), 10, 100_000) < crit);
         // Bits of next_u32 from Park–Miller: 16 cells of the top nibble, df
         // = 15, 0.999 quantile 37.70.
         let mut g = ParkMiller::new(3);
