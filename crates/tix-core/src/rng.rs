@@ -220,8 +220,8 @@ impl Rng for Xoshiro256 {
 /// wyrand (Wang Yi, from the wyhash family): a 64-bit counter stepped by
 /// an odd constant; each output folds (xor of the halves) the 128-bit
 /// product of the counter with itself xor a second constant. One
-/// multiplication a word, a third of xoshiro256**'s instructions: the
-/// O(1) lottery's look-ahead takes three words a lottery from it. Period
+/// multiplication a word, half of xoshiro256**'s instructions: the
+/// O(1) lottery's look-ahead takes two words a lottery from it. Period
 /// 2^64, and its authors report it passing BigCrush and PractRand; unlike
 /// xoshiro its outputs are not a permutation of its states, so it is not
 /// the default.
