@@ -1275,20 +1275,21 @@ impl O1Draw {
     #[inline(always)]
     fn group_ahead(&self, r: u64, order: &Order) -> usize {
         if r >= order.cut[1] {
-            return self.group_rest(r - order.cut[1], order.rest);
+            return self.group_rest(r - order.cut[1], order.rest).0;
         }
         order.first[(r >= order.cut[0]) as usize]
     }
 
-    /// The group of offset r past the two heaviest groups: the groups of
-    /// `mask` laid end to end from the top down.
-    #[inline(never)]
-    fn group_rest(&self, mut r: u64, mut mask: u64) -> usize {
+    /// The group of offset r past the first two groups of either order
+    /// ([`O1Draw::group`], [`O1Draw::group_ahead`]), and r's offset in it:
+    /// the groups of `mask` laid end to end from the top down.
+    #[inline]
+    fn group_rest(&self, mut r: u64, mut mask: u64) -> (usize, u64) {
         loop {
             let k = 63 - (mask | 1).leading_zeros() as usize;
             mask &= !(1 << k);
             if r < self.sums[k] || mask == 0 {
-                return k;
+                return (k, r);
             }
             r -= self.sums[k];
         }
@@ -1322,12 +1323,22 @@ impl O1Draw {
     /// rest are scanned. `| 1` and `% 64` only keep a broken invariant
     /// (r ≥ Σ sums) from indexing out; it cannot arise.
     #[inline]
-    fn group(&self, r: u64) -> (usize, u64) {
+    fn group(&self, mut r: u64) -> (usize, u64) {
         let mut mask = self.nonempty;
         let k1 = 63 - (mask | 1).leading_zeros() as usize;
         mask &= !(1 << k1);
         let k2 = 63 - (mask | 1).leading_zeros() as usize;
-        self.group_after(r, [k1, k2], mask)
+        let s1 = self.sums[k1 % 64];
+        let s2 = self.sums[k2 % 64] & 0u64.wrapping_sub((mask != 0) as u64);
+        // Comparisons as sign bits of differences (every sum is < 2^63):
+        // written as compares, the compiler turns them back into branches.
+        let second = s1.wrapping_sub(r).wrapping_sub(1) >> 63;
+        r -= s1 & 0u64.wrapping_sub(second);
+        let k = k1 ^ ((k1 ^ k2) & 0usize.wrapping_sub(second as usize));
+        if second & (s2.wrapping_sub(r).wrapping_sub(1) >> 63) != 0 {
+            return self.group_rest(r - s2, mask & !(1 << k2));
+        }
+        (k, r)
     }
 
     /// The look-ahead's order of the groups: which group a ticket names
@@ -1364,36 +1375,6 @@ impl O1Draw {
         }
         let a = a % 64;
         [a, if b == 64 { a } else { b }]
-    }
-
-    /// [`O1Draw::group`] with the groups laid end to end from `first`
-    /// (two nonempty groups, or one and any index), then the others of
-    /// `mask` (the nonempty groups but `first[0]`) from the top down.
-    #[inline(always)]
-    fn group_after(&self, mut r: u64, first: [usize; 2], mut mask: u64) -> (usize, u64) {
-        let [k1, k2] = first;
-        let s1 = self.sums[k1 % 64];
-        let s2 = self.sums[k2 % 64] & 0u64.wrapping_sub((mask != 0) as u64);
-        // Comparisons as sign bits of differences (every sum is < 2^63):
-        // written as compares, the compiler turns them back into branches.
-        let second = s1.wrapping_sub(r).wrapping_sub(1) >> 63;
-        r -= s1 & 0u64.wrapping_sub(second);
-        let k = k1 ^ ((k1 ^ k2) & 0usize.wrapping_sub(second as usize));
-        if second & (s2.wrapping_sub(r).wrapping_sub(1) >> 63) != 0 {
-            r -= s2;
-            mask &= !(1 << k2);
-            let mut k = 63 - (mask | 1).leading_zeros() as usize;
-            loop {
-                let s = self.sums[k % 64];
-                if r < s || mask == 0 {
-                    return (k, r);
-                }
-                r -= s;
-                mask &= !(1 << k);
-                k = 63 - (mask | 1).leading_zeros() as usize;
-            }
-        }
-        (k, r)
     }
 }
 
