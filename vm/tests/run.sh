@@ -5,8 +5,7 @@
 #
 # usage: vm/tests/run.sh [--only PATTERN] [vm/run.sh options]
 #   --only PATTERN   run only the test files whose name matches (shell glob)
-# env: CARGO_TARGET_DIR (default target/), BPF_CLANG (default clang-19),
-#      TIX_SKIP_BUILD=1 to reuse binaries already built.
+# env: CARGO_TARGET_DIR (default target/), TIX_SKIP_BUILD=1 to reuse binaries already built.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -26,7 +25,6 @@ while [ $# -gt 0 ]; do
     esac
 done
 target=${CARGO_TARGET_DIR:-$repo/target}
-export BPF_CLANG=${BPF_CLANG:-clang-19}
 # One TCG thread for all vCPUs: with multi-threaded TCG a vCPU can run a
 # stale translation of kernel text that another vCPU just live-patched
 # (static keys flip when a sched_ext scheduler attaches), and the guest
