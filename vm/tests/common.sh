@@ -4,7 +4,10 @@ TIX_LOG=/tmp/scx_tix.log
 TIX_DPID=
 
 # tix_start ARGS...: start the daemon, wait until attached and serving.
+# Each test file starts from defaults (the state file of an earlier test is
+# removed) unless TIX_KEEP_STATE=1, as a restart test needs.
 tix_start() {
+    [ "${TIX_KEEP_STATE:-0}" = 1 ] || rm -f /var/lib/tix/state.json
     : >"$TIX_LOG"
     scx_tix "$@" >>"$TIX_LOG" 2>&1 &
     TIX_DPID=$!
@@ -101,3 +104,16 @@ measure_fit() {
           printf "%.4f %.4f %.4f %d\n", (s < 1 ? s / (1 - s) : 0), s, e, n }' "$_f"
     rm -f "$_f"
 }
+
+# as USER CMD: run the shell command CMD as USER with the tools on PATH.
+as() {
+    _u=$1
+    shift
+    su -s /bin/sh "$_u" -c "export PATH=$PATH TIX_SOCKET=/run/tix.sock; $*"
+}
+
+# rss_kb PID: resident memory of PID in KiB.
+rss_kb() { awk '/^VmRSS:/ { print $2 }' /proc/"$1"/status; }
+
+# child_of PID: one child of PID (busybox here has no pgrep).
+child_of() { grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null | head -n 1 | cut -d/ -f3; }

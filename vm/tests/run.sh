@@ -32,15 +32,16 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 # second attach of a boot; single-threaded TCG has no such window.
 export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 if [ "${TIX_SKIP_BUILD:-0}" != 1 ]; then
-    (cd "$repo" && cargo build --release -p scx_tix -p tix)
+    (cd "$repo" && cargo build --release -p scx_tix -p tix && cargo build --release -p tix-ctl --example ctl-abuse)
 fi
-for b in scx_tix tix; do
+for b in scx_tix tix examples/ctl-abuse; do
     [ -x "$target/release/$b" ] || { echo "vm/tests/run.sh: $target/release/$b missing" >&2; exit 2; }
 done
 
 exec "$repo/vm/run.sh" --cpus 2 --timeout 900 \
     --add "$target/release/scx_tix:/opt/tix/bin/scx_tix" \
     --add "$target/release/tix:/opt/tix/bin/tix" \
+    --add "$target/release/examples/ctl-abuse:/opt/tix/bin/ctl-abuse" \
     --add "$here:/usr/share/tix/tests" \
     ${vmopts[@]+"${vmopts[@]}"} -- \
     "TIX_ONLY='$only' . /usr/share/tix/tests/guest-main.sh"

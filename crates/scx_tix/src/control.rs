@@ -1,217 +1,153 @@
-//! The control API of scx_tix: a Unix socket speaking tix-ctl's JSON lines,
-//! callers identified with SO_PEERCRED, Zepp's permission rules (seed 000
-//! §4.1) enforced before any ticket table or BPF map changes.
+//! The control API of scx_tix: tix-ctl's rules (tix_ctl::daemon) over the
+//! BPF maps, /proc and the state file, and the answers that read the
+//! scheduler (status, top). The socket side is server.rs.
 
 use crate::stats::{self, Counters};
+use crate::{procs, state};
 use libbpf_rs::{MapCore, MapFlags, MapHandle};
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tix_ctl::{Caller, ErrorKind, Policy, Request, Response, Status, Top, UserRow};
+use tix_ctl::daemon::{Backend, Caller, Daemon, ProcFacts, ProcId, Saved};
+use tix_ctl::{Policy, Request, Response, Status, Top, UserRow};
 
-/// State shared between the control thread and the main loop, which alone
+/// State shared between the control threads and the main loop, which alone
 /// touches the skeleton (policy global, counters).
 #[derive(Debug)]
 pub struct Shared {
     pub status: Status,
-    pub pending_policy: Option<Policy>,
 }
 
-/// The ticket tables. The BPF maps are the tables the scheduler reads; the
-/// daemon keeps base tickets also in memory so defaults from the config file
-/// survive a user having no process (unlike Zepp's user_struct).
-pub struct Control {
+/// The scheduler's ticket tables and the state file, as tix-ctl's rules
+/// see them.
+pub struct BpfBackend {
     pub user_base: MapHandle,
     pub proc_tickets: MapHandle,
-    pub task_stats: MapHandle,
-    pub user_stats: MapHandle,
-    pub shared: Arc<Mutex<Shared>>,
-    pub bases: HashMap<u32, u64>,
+    pub state_path: PathBuf,
 }
 
-/// Facts about a process read from /proc/PID/status.
-pub struct ProcInfo {
-    pub tgid: u32,
-    pub uid: u32,
+/// The bytes of a tix_proc_tickets value.
+fn entry_bytes(tickets: u64, start: u64) -> Vec<u8> {
+    let mut v = Vec::with_capacity(16);
+    v.extend_from_slice(&(tickets as u32).to_ne_bytes());
+    v.extend_from_slice(&0u32.to_ne_bytes());
+    v.extend_from_slice(&start.to_ne_bytes());
+    v
 }
 
-pub fn proc_info(pid: u32) -> Option<ProcInfo> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| -> Option<u32> {
-        s.lines()
-            .find(|l| l.starts_with(name))?
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()
-    };
-    Some(ProcInfo {
-        tgid: field("Tgid:")?,
-        uid: field("Uid:")?,
-    })
+fn entry_of(bytes: &[u8]) -> Option<(u64, u64)> {
+    let t = u32::from_ne_bytes(bytes.get(0..4)?.try_into().ok()?);
+    let s = u64::from_ne_bytes(bytes.get(8..16)?.try_into().ok()?);
+    Some((u64::from(t), s))
 }
 
-/// CAP_SYS_NICE (bit 23) in the effective set of PID. Accepted race: the
-/// caller may exit and its pid be reused between SO_PEERCRED and this read;
-/// the reused pid would have to belong to a privileged process started in
-/// that instant.
-pub fn has_cap_sys_nice(pid: u32) -> bool {
-    const CAP_SYS_NICE: u32 = 23;
-    let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
-        return false;
-    };
-    s.lines()
-        .find(|l| l.starts_with("CapEff:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|h| u64::from_str_radix(h, 16).ok())
-        .is_some_and(|caps| caps & (1 << CAP_SYS_NICE) != 0)
-}
+impl Backend for BpfBackend {
+    type Pin = procs::Pinned;
 
-fn peer(stream: &UnixStream) -> Option<Caller> {
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: cred and len are valid for writes of the sizes given.
-    let rc = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            &mut cred as *mut _ as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    if rc != 0 || cred.pid <= 0 {
-        return None;
+    fn pin(&mut self, pid: u32) -> Option<(procs::Pinned, ProcFacts)> {
+        procs::pin(pid)
     }
-    let pid = cred.pid as u32;
-    Some(Caller {
-        pid,
-        uid: cred.uid,
-        cap_sys_nice: has_cap_sys_nice(pid),
-    })
-}
 
-impl Control {
-    pub fn tickets(&self, tgid: u32) -> u64 {
-        self.proc_tickets
+    fn recheck(&mut self, pin: &procs::Pinned) -> Option<ProcFacts> {
+        procs::recheck(pin)
+    }
+
+    fn entry(&self, tgid: u32) -> Option<(u64, u64)> {
+        let v = self
+            .proc_tickets
             .lookup(&tgid.to_ne_bytes(), MapFlags::ANY)
-            .ok()
-            .flatten()
-            .and_then(|v| v.try_into().ok().map(u32::from_ne_bytes))
-            .map(u64::from)
-            .unwrap_or(tix_ctl::DEFAULT_TICKETS)
+            .ok()??;
+        entry_of(&v)
     }
 
-    pub fn base(&self, uid: u32) -> u64 {
-        self.bases
-            .get(&uid)
-            .copied()
-            .unwrap_or(tix_ctl::DEFAULT_BASE)
+    fn put_entry(&mut self, tgid: u32, e: Option<(u64, u64)>) -> Result<(), String> {
+        let key = tgid.to_ne_bytes();
+        match e {
+            Some((t, s)) => self
+                .proc_tickets
+                .update(&key, &entry_bytes(t, s), MapFlags::ANY)
+                .map_err(|e| format!("proc_tickets: {e}")),
+            None => match self.proc_tickets.delete(&key) {
+                Ok(()) => Ok(()),
+                Err(_) if self.entry(tgid).is_none() => Ok(()),
+                Err(e) => Err(format!("proc_tickets: {e}")),
+            },
+        }
     }
 
-    /// Store a base in the table and the BPF map.
-    pub fn put_base(&mut self, uid: u32, base: u64) -> Result<(), String> {
+    fn put_base(&mut self, uid: u32, base: u64) -> Result<(), String> {
         self.user_base
             .update(
                 &uid.to_ne_bytes(),
                 &(base as u32).to_ne_bytes(),
                 MapFlags::ANY,
             )
-            .map_err(|e| format!("updating user_base: {e}"))?;
-        self.bases.insert(uid, base);
-        Ok(())
+            .map_err(|e| format!("user_base: {e}"))
     }
 
-    pub fn handle(&mut self, caller: &Caller, req: Request) -> Response {
+    fn save(&mut self, saved: &Saved) -> Result<(), String> {
+        state::save(&self.state_path, saved)
+    }
+}
+
+impl BpfBackend {
+    /// The ticket table as (process → tickets), pruning entries whose
+    /// process is gone (a pid the kernel may hand to someone else). Entries
+    /// not yet claimed by a forked child (start 0) wait for the next pass.
+    pub fn table(&mut self) -> BTreeMap<ProcId, u64> {
+        let mut out = BTreeMap::new();
+        let keys: Vec<Vec<u8>> = self.proc_tickets.keys().collect();
+        for key in keys {
+            let Ok(k) = <[u8; 4]>::try_from(key.as_slice()) else {
+                continue;
+            };
+            let tgid = u32::from_ne_bytes(k);
+            let Some((t, start)) = self.entry(tgid) else {
+                continue;
+            };
+            if start == 0 {
+                continue;
+            }
+            let id = ProcId { tgid, start };
+            if procs::exists(id) {
+                out.insert(id, t);
+            } else {
+                let _ = self.proc_tickets.delete(&key);
+            }
+        }
+        out
+    }
+}
+
+pub struct Control {
+    pub daemon: Mutex<Daemon<BpfBackend>>,
+    pub shared: Arc<Mutex<Shared>>,
+    pub task_stats: MapHandle,
+    pub user_stats: MapHandle,
+}
+
+impl Control {
+    /// Answer one request from `caller`. The rules run under the daemon's
+    /// lock; status and top read the scheduler without it (top's /proc
+    /// reads are the slow part and must not hold up other users).
+    pub fn answer(&self, caller: &Caller, req: &Request) -> Response {
         match req {
             Request::Status => Response::Status(self.shared.lock().unwrap().status.clone()),
-            Request::GetTickets { pid } => match proc_info(pid) {
-                None => no_process(pid),
-                Some(pi) => Response::Tickets {
-                    pid,
-                    tgid: pi.tgid,
-                    tickets: self.tickets(pi.tgid),
-                },
-            },
-            Request::SetTickets { pid, tickets } => {
-                let Some(pi) = proc_info(pid) else {
-                    return no_process(pid);
-                };
-                if let Err(e) = tix_ctl::check_tickets(tickets) {
-                    return e;
-                }
-                if !tix_ctl::may_set_tickets(caller, pi.uid) {
-                    return Response::error(
-                        ErrorKind::NotPermitted,
-                        format!(
-                            "not permitted: process {pid} belongs to uid {} (only its owner or CAP_SYS_NICE may set its tickets)",
-                            pi.uid
-                        ),
-                    );
-                }
-                match self.proc_tickets.update(
-                    &pi.tgid.to_ne_bytes(),
-                    &(tickets as u32).to_ne_bytes(),
-                    MapFlags::ANY,
-                ) {
-                    Ok(()) => Response::Tickets {
-                        pid,
-                        tgid: pi.tgid,
-                        tickets,
-                    },
-                    Err(e) => Response::error(ErrorKind::Internal, format!("proc_tickets: {e}")),
-                }
-            }
-            Request::GetBase { uid } => Response::Base {
-                uid,
-                base: self.base(uid),
-            },
-            Request::SetBase { uid, base } => {
-                if let Err(e) = tix_ctl::check_base(base) {
-                    return e;
-                }
-                if !tix_ctl::may_set_base(caller, uid, base) {
-                    let why = if caller.uid != uid {
-                        "only CAP_SYS_NICE may change another user's base tickets"
-                    } else {
-                        "only CAP_SYS_NICE may raise base tickets above the default"
-                    };
-                    return Response::error(
-                        ErrorKind::NotPermitted,
-                        format!("not permitted: {why} ({})", tix_ctl::DEFAULT_BASE),
-                    );
-                }
-                match self.put_base(uid, base) {
-                    Ok(()) => Response::Base { uid, base },
-                    Err(e) => Response::error(ErrorKind::Internal, e),
-                }
-            }
-            Request::SetPolicy { policy } => {
-                if !caller.cap_sys_nice {
-                    return Response::error(
-                        ErrorKind::NotPermitted,
-                        "not permitted: changing the policy needs CAP_SYS_NICE",
-                    );
-                }
-                let mut sh = self.shared.lock().unwrap();
-                sh.pending_policy = Some(policy);
-                Response::Policy { policy }
-            }
             Request::Top => Response::Top(self.top()),
+            _ => self
+                .daemon
+                .lock()
+                .unwrap()
+                .handle(caller, req)
+                .unwrap_or_else(|| {
+                    Response::error(tix_ctl::ErrorKind::Internal, "unanswered request")
+                }),
         }
     }
 
     fn top(&self) -> Top {
         let mut tasks = Vec::new();
+        let mut starts = Vec::new();
         for key in self.task_stats.keys() {
             let Ok(k) = <[u8; 4]>::try_from(key.as_slice()) else {
                 continue;
@@ -226,21 +162,21 @@ impl Control {
             let Some(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok() else {
                 continue;
             };
+            starts.push(procs::start_ticks(st.tgid).unwrap_or(u64::MAX));
             tasks.push(tix_ctl::TaskRow {
                 pid,
                 tgid: st.tgid,
                 uid: st.uid,
                 comm: comm.trim().to_string(),
                 runnable: stats::is_runnable(pid),
-                tickets: self.tickets(st.tgid),
-                base: self.base(st.uid),
+                tickets: 0,
+                base: 0,
                 value: st.value,
                 wins: st.wins,
                 runtime_ns: st.runtime_ns,
                 hist: st.hist.to_vec(),
             });
         }
-        tasks.sort_by_key(|t| t.pid);
         let mut users = Vec::new();
         for key in self.user_stats.keys() {
             let Ok(k) = <[u8; 4]>::try_from(key.as_slice()) else {
@@ -251,13 +187,27 @@ impl Control {
                 if let Some((wins, runtime_ns)) = stats::user_stat(&v) {
                     users.push(UserRow {
                         uid,
-                        base: self.base(uid),
+                        base: 0,
                         wins,
                         runtime_ns,
                     });
                 }
             }
         }
+        {
+            let d = self.daemon.lock().unwrap();
+            for (t, start) in tasks.iter_mut().zip(starts) {
+                t.tickets = d.tickets(ProcId {
+                    tgid: t.tgid,
+                    start,
+                });
+                t.base = d.base(t.uid);
+            }
+            for u in &mut users {
+                u.base = d.base(u.uid);
+            }
+        }
+        tasks.sort_by_key(|t| t.pid);
         users.sort_by_key(|u| u.uid);
         Top {
             now_ns: stats::monotonic_ns(),
@@ -265,65 +215,6 @@ impl Control {
             users,
         }
     }
-}
-
-fn no_process(pid: u32) -> Response {
-    Response::error(ErrorKind::NoSuchProcess, format!("no such process: {pid}"))
-}
-
-/// Bind the socket (mode 0666: anyone may read; writes are checked per
-/// request) replacing a stale one.
-pub fn bind(path: &Path) -> anyhow::Result<UnixListener> {
-    if path.exists() {
-        if UnixStream::connect(path).is_ok() {
-            anyhow::bail!("another scx_tix already serves {}", path.display());
-        }
-        std::fs::remove_file(path)?;
-    }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let l = UnixListener::bind(path)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
-    Ok(l)
-}
-
-fn serve_one(ctl: &mut Control, stream: UnixStream) {
-    // A client that never writes cannot hold the thread for long.
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let Some(caller) = peer(&stream) else {
-        return;
-    };
-    let mut reader = BufReader::new(&stream);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let resp = match serde_json::from_str::<Request>(line.trim()) {
-            Ok(req) => ctl.handle(&caller, req),
-            Err(e) => Response::error(ErrorKind::BadRequest, format!("bad request: {e}")),
-        };
-        let mut out = serde_json::to_string(&resp).unwrap_or_else(|_| "{}".into());
-        out.push('\n');
-        if (&stream).write_all(out.as_bytes()).is_err() {
-            return;
-        }
-    }
-}
-
-/// Serve requests one connection at a time until the process exits.
-pub fn spawn(mut ctl: Control, listener: UnixListener, path: PathBuf) {
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            match stream {
-                Ok(s) => serve_one(&mut ctl, s),
-                Err(e) => eprintln!("scx_tix: control socket {}: {e}", path.display()),
-            }
-        }
-    });
 }
 
 /// Counters as the main loop samples them, published for `status`.

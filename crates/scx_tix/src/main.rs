@@ -6,6 +6,9 @@ mod bpf_intf;
 mod bpf_skel;
 mod config;
 mod control;
+mod procs;
+mod server;
+mod state;
 mod stats;
 
 use anyhow::{Context, Result};
@@ -13,13 +16,13 @@ use bpf_skel::*;
 use clap::Parser;
 use libbpf_rs::{MapHandle, OpenObject};
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
-use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tix_ctl::daemon::Backend;
 use tix_ctl::{Policy, Status};
 
 /// Lottery and stride scheduling with per-user base tickets and per-process
@@ -27,9 +30,11 @@ use tix_ctl::{Policy, Status};
 #[derive(Parser, Debug)]
 #[command(name = "scx_tix", version)]
 struct Opts {
-    /// Scheduling policy: lottery or stride (switchable later with `tix policy`).
-    #[arg(long, default_value = "lottery")]
-    policy: Policy,
+    /// Scheduling policy: lottery or stride (switchable later with `tix
+    /// policy`). Default: the policy last set with `tix policy` (kept in
+    /// the state file), else lottery.
+    #[arg(long)]
+    policy: Option<Policy>,
     /// Slice length in µs. Slices end only at a timer tick: the default sits
     /// just under one tick at HZ=250 (4 ms), so every quantum is one tick;
     /// a slice of exactly 4000 often survives the first tick by a hair and
@@ -45,6 +50,12 @@ struct Opts {
     /// Control socket.
     #[arg(long, default_value = tix_ctl::DEFAULT_SOCKET)]
     socket: PathBuf,
+    /// Where every accepted setting is recorded (and restored from at start).
+    #[arg(long, default_value = state::DEFAULT_PATH)]
+    state: PathBuf,
+    /// Start from defaults: ignore (and then overwrite) the state file.
+    #[arg(long)]
+    fresh: bool,
     /// Print statistics every second (-v), and libbpf's log (-vv).
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -94,57 +105,95 @@ fn run(opts: Opts) -> Result<ExitCode> {
         rodata.nr_cpus = nr_cpus;
     }
     {
-        skel.maps.bss_data.as_mut().unwrap().policy = policy_code(opts.policy);
         skel.maps.data_data.as_mut().unwrap().compensate = u32::from(!opts.no_compensation);
     }
     let mut skel = scx_ops_load!(skel, tix_ops, uei)?;
 
-    let ctl = control::Control {
+    state::prepare(&opts.state).map_err(anyhow::Error::msg)?;
+    // A broken state file stops the start: silently dropping it would lose
+    // settings users were told had been recorded. --fresh overrides.
+    let saved = if opts.fresh {
+        None
+    } else {
+        state::load(&opts.state)
+            .map_err(|e| anyhow::anyhow!("{e} (start with --fresh to discard it)"))?
+    };
+    let backend = control::BpfBackend {
         user_base: MapHandle::try_from(&skel.maps.user_base)?,
         proc_tickets: MapHandle::try_from(&skel.maps.proc_tickets)?,
+        state_path: opts.state.clone(),
+    };
+    let mut daemon = tix_ctl::daemon::Daemon::new(backend, bases.clone());
+    for (uid, base) in &bases {
+        daemon
+            .backend
+            .put_base(*uid, *base)
+            .map_err(anyhow::Error::msg)?;
+    }
+    if let Some(saved) = saved {
+        let (nb, np) = daemon
+            .restore(saved, procs::exists)
+            .map_err(anyhow::Error::msg)?;
+        eprintln!(
+            "scx_tix: restored {nb} base(s) and {np} process ticket setting(s) from {}",
+            opts.state.display()
+        );
+    }
+    // The command line's policy wins over the recorded one, and is recorded.
+    let restored_policy = daemon.pending_policy.take();
+    let policy = opts.policy.or(restored_policy).unwrap_or(Policy::Lottery);
+    if opts.policy.is_some() && restored_policy.is_some_and(|p| p != policy) {
+        daemon.saved.policy = Some(policy);
+    }
+    daemon
+        .backend
+        .save(&daemon.saved.clone())
+        .map_err(anyhow::Error::msg)?;
+    skel.maps.bss_data.as_mut().unwrap().policy = policy_code(policy);
+    let shared = Arc::new(Mutex::new(control::Shared {
+        status: Status {
+            attached: false,
+            policy,
+            compensation: !opts.no_compensation,
+            slice_us: opts.slice_us,
+            decisions_per_sec: 0.0,
+            decisions: 0,
+            prev_kept: 0,
+            starve_serves: 0,
+            direct: 0,
+        },
+    }));
+    let ctl = Arc::new(control::Control {
+        daemon: Mutex::new(daemon),
+        shared: shared.clone(),
         task_stats: MapHandle::try_from(&skel.maps.task_stats)?,
         user_stats: MapHandle::try_from(&skel.maps.user_stats)?,
-        shared: Arc::new(Mutex::new(control::Shared {
-            status: Status {
-                attached: false,
-                policy: opts.policy,
-                compensation: !opts.no_compensation,
-                slice_us: opts.slice_us,
-                decisions_per_sec: 0.0,
-                decisions: 0,
-                prev_kept: 0,
-                starve_serves: 0,
-                direct: 0,
-            },
-            pending_policy: None,
-        })),
-        bases: HashMap::new(),
-    };
-    let mut ctl = ctl;
-    for (uid, base) in &bases {
-        ctl.put_base(*uid, *base).map_err(anyhow::Error::msg)?;
-    }
-    let shared = ctl.shared.clone();
-    let listener = control::bind(&opts.socket)
+    });
+    let listener = server::bind(&opts.socket)
         .with_context(|| format!("binding the control socket {}", opts.socket.display()))?;
 
     let link = scx_ops_attach!(skel, tix_ops)?;
     shared.lock().unwrap().status.attached = true;
-    control::spawn(ctl, listener, opts.socket.clone());
+    server::spawn(
+        ctl.clone(),
+        listener,
+        opts.socket.clone(),
+        server::Limits::default(),
+    );
     eprintln!(
         "scx_tix: attached ({}, slice {} us, compensation {})",
-        opts.policy.name(),
+        policy.name(),
         opts.slice_us,
         if opts.no_compensation { "off" } else { "on" }
     );
 
-    let mut policy = opts.policy;
+    let mut policy = policy;
     let mut last = read_counters(&skel);
     let mut last_t = stats::monotonic_ns();
     let mut ticks = 0u32;
     while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&skel, uei) {
         std::thread::sleep(Duration::from_millis(100));
-        let pending = shared.lock().unwrap().pending_policy.take();
+        let pending = ctl.daemon.lock().unwrap().pending_policy.take();
         if let Some(p) = pending {
             // Queued keys keep their old meaning until redrawn (lazy switch).
             skel.maps.bss_data.as_mut().unwrap().policy = policy_code(p);
@@ -153,6 +202,14 @@ fn run(opts: Opts) -> Result<ExitCode> {
         }
         ticks += 1;
         if ticks.is_multiple_of(10) {
+            // Tickets children inherited at fork reach the state file too;
+            // entries of exited processes leave the table and the file.
+            let mut d = ctl.daemon.lock().unwrap();
+            let table = d.backend.table();
+            if let Err(e) = d.sync_procs(&table) {
+                eprintln!("scx_tix: {e}");
+            }
+            drop(d);
             let now = stats::monotonic_ns();
             let c = read_counters(&skel);
             let r = stats::rate(last.decisions, c.decisions, now - last_t);

@@ -7,9 +7,18 @@
 //! A Unix stream socket (default [`DEFAULT_SOCKET`], mode 0666). The client
 //! writes one JSON object per line (a [`Request`], tagged by `"op"`) and reads
 //! one JSON line back (a [`Response`], tagged by `"result"`); a connection
-//! may carry several requests. The daemon identifies the caller with
-//! SO_PEERCRED (pid, uid) and reads CAP_SYS_NICE from the caller's
-//! /proc/PID/status.
+//! may carry several requests. The daemon identifies the sender of each
+//! request by the credentials the kernel attaches to what it writes
+//! (SCM_CREDENTIALS: its pid and uid at the time of writing, as seen from
+//! the initial namespaces), and grants privilege only for CAP_SYS_NICE in
+//! the initial user namespace held by that sender ([`daemon`]).
+//!
+//! Limits ([`wire`]): a request line is at most 64 KiB; a connection must
+//! complete a started line within 2 s and send its next within 30 s; an
+//! answer the client does not read within 2 s closes the connection; each
+//! uid holds at most 16 connections at once (256 in all). A client that
+//! crosses a limit gets one error line (kind `bad_request` or `busy`) and
+//! is disconnected; other clients are served meanwhile.
 //!
 //! ```text
 //! → {"op":"status"}
@@ -27,6 +36,9 @@
 //! change another user's base or set any base above [`DEFAULT_BASE`].
 //! `set_policy` needs CAP_SYS_NICE. A refused or invalid request changes
 //! nothing.
+
+pub mod daemon;
+pub mod wire;
 
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -92,6 +104,8 @@ pub enum ErrorKind {
     OutOfRange,
     NotPermitted,
     BadRequest,
+    /// A connection limit was reached; try again later.
+    Busy,
     Internal,
 }
 
@@ -241,14 +255,12 @@ impl std::error::Error for ClientError {}
 
 /// One request, one answer. An error answer becomes [`ClientError::Refused`].
 pub fn request(socket: &Path, req: &Request) -> Result<Response, ClientError> {
-    let stream = UnixStream::connect(socket).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
-            ClientError::NotRunning(socket.display().to_string())
-        }
-        _ => ClientError::Io(e),
-    })?;
+    let stream = connect(socket)?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(ClientError::Io)?;
+    stream
+        .set_write_timeout(Some(Duration::from_secs(10)))
         .map_err(ClientError::Io)?;
     let mut line = serde_json::to_string(req).map_err(|e| ClientError::Protocol(e.to_string()))?;
     line.push('\n');
@@ -266,6 +278,28 @@ pub fn request(socket: &Path, req: &Request) -> Result<Response, ClientError> {
         Ok(Response::Error { kind, message }) => Err(ClientError::Refused { kind, message }),
         Ok(r) => Ok(r),
         Err(e) => Err(ClientError::Protocol(format!("bad answer: {e}"))),
+    }
+}
+
+/// Connect, retrying for up to 5 s while the daemon's backlog is full
+/// (EAGAIN): a burst of other clients delays a request, it does not fail it.
+fn connect(socket: &Path) -> Result<UnixStream, ClientError> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match UnixStream::connect(socket) {
+            Ok(s) => return Ok(s),
+            Err(e) => match e.kind() {
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+                    return Err(ClientError::NotRunning(socket.display().to_string()))
+                }
+                std::io::ErrorKind::WouldBlock if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+                _ => return Err(ClientError::Io(e)),
+            },
+        }
     }
 }
 

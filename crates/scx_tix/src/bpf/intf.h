@@ -22,6 +22,23 @@ enum tix_consts {
 	TIX_MAX_USERS = 4096,
 };
 
+/* USER_HZ is 100 on every architecture Linux supports. */
+#define TIX_NSEC_PER_TICK 10000000ULL
+
+/*
+ * Tickets of one process (map proc_tickets, key tgid). start is the
+ * process's start in clock ticks after boot (/proc/PID/stat's starttime:
+ * start_boottime / TIX_NSEC_PER_TICK), so an entry written for a process
+ * never applies to a later one that reuses its pid. start 0: inherited at
+ * fork, claimed by the child at its first draw (the kernel sets a child's
+ * start time after the scheduler's init_task has run).
+ */
+struct tix_proc_tickets {
+	unsigned int tickets;
+	unsigned int pad;
+	unsigned long long start;
+};
+
 /* Statistics of one task (Zepp's get_lott_wins / get_counter_info). */
 struct tix_task_stat {
 	unsigned long long wins;		/* times it was chosen to run */

@@ -118,7 +118,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TIX_MAX_TASKS);
 	__type(key, u32);
-	__type(value, u32);
+	__type(value, struct tix_proc_tickets);
 } proc_tickets SEC(".maps");
 
 struct {
@@ -222,11 +222,37 @@ static s64 *user_rt_get(u32 uid)
 	return bpf_map_lookup_elem(&user_rt, &uid);
 }
 
-static u32 tickets_of(u32 tgid)
+/* /proc/PID/stat's starttime of p's process, the daemon's key for it. */
+static u64 proc_start(struct task_struct *p)
 {
-	u32 *t = bpf_map_lookup_elem(&proc_tickets, &tgid);
+	return p->group_leader->start_boottime / TIX_NSEC_PER_TICK;
+}
 
-	return t ? *t : TIX_DEFAULT_TICKETS;
+/*
+ * p's process's ticket entry, or NULL when it has none of its own: an entry
+ * whose start differs was written for an earlier process with the same pid
+ * and is ignored (the daemon prunes it). An inherited entry (start 0) is
+ * claimed here; the compare-and-swap keeps a concurrent daemon write.
+ */
+static struct tix_proc_tickets *proc_tickets_of(struct task_struct *p)
+{
+	u32 tgid = p->tgid;
+	struct tix_proc_tickets *t = bpf_map_lookup_elem(&proc_tickets, &tgid);
+	u64 start;
+
+	if (!t)
+		return NULL;
+	start = proc_start(p);
+	if (t->start == 0)
+		__sync_val_compare_and_swap(&t->start, 0, start);
+	return t->start == start ? t : NULL;
+}
+
+static u32 tickets_of(struct task_struct *p)
+{
+	struct tix_proc_tickets *t = proc_tickets_of(p);
+
+	return t ? t->tickets : TIX_DEFAULT_TICKETS;
 }
 
 /* Zepp's v = b * p / t, split among the process's runnable threads. */
@@ -240,7 +266,7 @@ static u64 value_of(struct task_struct *p)
 	b = bpf_map_lookup_elem(&user_base, &uid);
 	if (b)
 		base = *b;
-	tickets = tickets_of(tgid);
+	tickets = tickets_of(p);
 	ps = proc_state_get(tgid);
 	if (ps) {
 		u32 ouid = ps->uid;
@@ -603,7 +629,7 @@ void BPF_STRUCT_OPS(tix_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 	if (__sync_fetch_and_add(&ps->nr_runnable, 1) == 0) {
 		/* First runnable thread: the process enters the user's sum. */
-		tickets = tickets_of(tgid);
+		tickets = tickets_of(p);
 		ps->counted = tickets;
 		ps->uid = task_uid(p);
 		rt = user_rt_get(ps->uid);
@@ -635,8 +661,9 @@ s32 BPF_STRUCT_OPS(tix_init_task, struct task_struct *p, struct scx_init_task_ar
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct tix_task_stat st = {};
+	struct tix_proc_tickets *t;
 	struct task_ctx *tctx;
-	u32 pid = p->pid, ptgid, tgid = p->tgid, *t;
+	u32 pid = p->pid, tgid = p->tgid;
 
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
@@ -647,15 +674,12 @@ s32 BPF_STRUCT_OPS(tix_init_task, struct task_struct *p, struct scx_init_task_ar
 
 	/* A new process (not a thread) inherits its parent's tickets. At fork
 	 * time the parent is the current task. */
-	if (args->fork) {
-		ptgid = cur->tgid;
-		if (ptgid != tgid) {
-			t = bpf_map_lookup_elem(&proc_tickets, &ptgid);
-			if (t) {
-				u32 v = *t;
+	if (args->fork && cur->tgid != tgid) {
+		t = proc_tickets_of(cur);
+		if (t) {
+			struct tix_proc_tickets v = { .tickets = t->tickets };
 
-				bpf_map_update_elem(&proc_tickets, &tgid, &v, BPF_ANY);
-			}
+			bpf_map_update_elem(&proc_tickets, &tgid, &v, BPF_ANY);
 		}
 	}
 	return 0;
