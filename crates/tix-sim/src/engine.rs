@@ -220,6 +220,8 @@ impl Engine {
             scheds.push(policy::build(&c.algo, &opts)?);
         }
         let mut procs: Vec<String> = Vec::new();
+        let mut proc_index: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::new();
         let mut proc_of = Vec::new();
         let mut proc_tickets = Vec::new();
         let mut user_members = vec![Vec::new(); sys.users.len()];
@@ -243,14 +245,12 @@ impl Engine {
                     )));
                 }
             }
-            let p = match procs.iter().position(|p| *p == s.process) {
-                Some(p) => p,
-                None => {
-                    procs.push(s.process.clone());
-                    proc_tickets.push(s.tickets);
-                    procs.len() - 1
-                }
-            };
+            // A map, not a scan: 10^5 clients must build in O(n log n).
+            let p = *proc_index.entry(s.process.as_str()).or_insert_with(|| {
+                procs.push(s.process.clone());
+                proc_tickets.push(s.tickets);
+                procs.len() - 1
+            });
             proc_of.push(p);
             cl.push(Cl {
                 st: St::NotArrived,

@@ -14,6 +14,15 @@ pub enum Dist {
 }
 
 impl Dist {
+    /// The mean length, ns.
+    pub fn mean_ns(&self) -> f64 {
+        match *self {
+            Dist::Const { ns } => ns as f64,
+            Dist::Uniform { lo_ns, hi_ns } => (lo_ns as f64 + hi_ns as f64) / 2.0,
+            Dist::Exp { mean_ns } => mean_ns as f64,
+        }
+    }
+
     pub fn sample(&self, rng: &mut crate::rng::WorkRng) -> u64 {
         match *self {
             Dist::Const { ns } => ns,

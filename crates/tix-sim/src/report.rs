@@ -28,6 +28,17 @@ pub struct Experiment {
     /// Whether our headline agrees with the paper's, and why (None: no
     /// single headline to compare).
     pub agrees: Option<(bool, String)>,
+    /// A difference from the paper that is known and explained on the page
+    /// (the reproduction is not yet meant to agree): it does not fail the
+    /// report.
+    pub known_difference: bool,
+}
+
+impl Experiment {
+    /// Meant to agree with its paper and does not (or could not run).
+    pub fn drifted(&self) -> bool {
+        matches!(self.agrees, Some((false, _))) && !self.known_difference
+    }
 }
 
 /// Options shared by all reproductions.
@@ -172,6 +183,18 @@ pub fn write_report(
     only: Option<&str>,
 ) -> Result<PathBuf> {
     let t0 = std::time::Instant::now();
+    // An --only that names nothing fails before anything is written.
+    if let Some(o) = only {
+        if !repro::FAMILIES
+            .iter()
+            .any(|f| f.to_lowercase().contains(&o.to_lowercase()))
+        {
+            return Err(SimError::Invalid(format!(
+                "--only: '{o}' names no reproduction; expected part of one of: {}",
+                repro::FAMILIES.join(", ")
+            )));
+        }
+    }
     for d in ["", "plots", "scenarios"] {
         let p = out.join(d);
         std::fs::create_dir_all(&p).map_err(|e| SimError::io(&p, e))?;
@@ -185,5 +208,43 @@ pub fn write_report(
     let html = page(&exps, quick, t0.elapsed().as_secs_f64());
     let index = out.join("index.html");
     std::fs::write(&index, html).map_err(|e| SimError::io(&index, e))?;
+    let drifted: Vec<String> = exps
+        .iter()
+        .filter(|e| e.drifted())
+        .map(|e| {
+            let why = e.agrees.as_ref().map(|a| a.1.as_str()).unwrap_or("");
+            format!("{}: {why}", e.title)
+        })
+        .collect();
+    if !drifted.is_empty() {
+        return Err(SimError::Invalid(format!(
+            "{} of {} reproductions no longer agree with their papers (page written to {}): {}",
+            drifted.len(),
+            exps.len(),
+            index.display(),
+            drifted.join(" | ")
+        )));
+    }
     Ok(index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Experiment;
+
+    #[test]
+    fn only_unexplained_disagreement_fails_the_report() {
+        let mut e = Experiment {
+            agrees: Some((false, "off by 3".into())),
+            ..Default::default()
+        };
+        assert!(e.drifted());
+        e.known_difference = true;
+        assert!(!e.drifted());
+        e.known_difference = false;
+        e.agrees = Some((true, String::new()));
+        assert!(!e.drifted());
+        e.agrees = None;
+        assert!(!e.drifted());
+    }
 }

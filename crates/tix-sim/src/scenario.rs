@@ -144,7 +144,7 @@ fn tables<'a>(cx: &Ctx, root: &'a Table, key: &str) -> Result<Vec<&'a Table>> {
             .enumerate()
             .map(|(i, v)| match v {
                 Value::Table(t) => Ok(t),
-                _ => Err(cx.err(&format!("{key}[{i}]"), "a table ([[{key}]])")),
+                _ => Err(cx.err(&format!("{key}[{i}]"), format!("a table ([[{key}]])"))),
             })
             .collect(),
         Some(_) => Err(cx.err(key, format!("an array of tables ([[{key}]])"))),
@@ -306,6 +306,10 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
     }
 
     let client_tables = tables(&cx, &root, "client")?;
+    let mut client_index: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::new();
+    let mut first_of_process: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::new();
     if client_tables.is_empty() {
         return Err(cx.err("client", "at least one [[client]]"));
     }
@@ -440,14 +444,15 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
             } else {
                 format!("{name}.{k}")
             };
-            if sys.clients.iter().any(|x| x.name == n) {
+            if client_index.contains_key(&n) {
                 return Err(cx.err(
                     &join(&p, "name"),
                     format!("a unique client name ('{n}' repeats)"),
                 ));
             }
             let proc_name = process.clone().unwrap_or_else(|| n.clone());
-            if let Some(other) = sys.clients.iter().find(|x| x.process == proc_name) {
+            if let Some(&o) = first_of_process.get(&proc_name) {
+                let other = &sys.clients[o];
                 if other.tickets != tickets || other.user != user {
                     return Err(cx.err(
                         &join(&p, "tickets"),
@@ -455,6 +460,10 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
                     ));
                 }
             }
+            client_index.insert(n.clone(), sys.clients.len());
+            first_of_process
+                .entry(proc_name.clone())
+                .or_insert(sys.clients.len());
             sys.clients.push(ClientSpec {
                 name: n,
                 tickets,
@@ -470,11 +479,13 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
         }
     }
 
+    check_work(&cx, &sys)?;
+
     let find = |p: &str, key: &str, t: &Table| -> Result<usize> {
         let n = cx
             .string(t, p, key)?
             .ok_or_else(|| cx.err(&join(p, key), "a client name"))?;
-        sys.clients.iter().position(|c| c.name == n).ok_or_else(|| {
+        client_index.get(&n).copied().ok_or_else(|| {
             cx.err(
                 &join(p, key),
                 format!("a client defined in [[client]] ('{n}' is not)"),
@@ -583,8 +594,80 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
     Ok(sys)
 }
 
-/// Read and parse a scenario file.
+/// Most events (quanta, I/O cycles, periods) a scenario may ask of the
+/// engine: about a minute of simulation at its speed.
+pub const MAX_EVENTS: f64 = 2e9;
+
+/// Refuse scenarios that would never end or run for hours: an I/O client
+/// whose run and block are both zero loops in zero time, and a quantum or
+/// period far below the horizon asks for more events than [`MAX_EVENTS`].
+/// The error names the field that contributes most.
+fn check_work(cx: &Ctx, sys: &System) -> Result<()> {
+    let c = &sys.config;
+    let horizon = c.duration_ns as f64;
+    let mut worst = (
+        c.cpus as f64 * horizon / c.quantum_ns as f64,
+        "sim.quantum_ms".to_string(),
+    );
+    let mut total = worst.0;
+    for (i, cl) in sys.clients.iter().enumerate() {
+        let (cycle, field) = match &cl.behaviour {
+            Behaviour::Io { run, block } => {
+                let cycle = run.mean_ns() + block.mean_ns();
+                if cycle == 0.0 {
+                    return Err(cx.err(
+                        &format!("client[{i}].run_ms"),
+                        "a run or block length above zero (both zero is a loop that takes no time and never ends)",
+                    ));
+                }
+                (cycle, format!("client[{i}].run_ms"))
+            }
+            Behaviour::Periodic { period_ns, .. } => {
+                (*period_ns as f64, format!("client[{i}].period_ms"))
+            }
+            Behaviour::Cpu => continue,
+        };
+        let n = horizon / cycle;
+        total += n;
+        if n > worst.0 {
+            worst = (n, field);
+        }
+    }
+    if total > MAX_EVENTS {
+        return Err(cx.err(
+            &worst.1,
+            format!(
+                "a longer time: the scenario asks for {total:.2e} events (quanta, I/O cycles, periods) over sim.duration, at most {MAX_EVENTS:.0e}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Largest scenario file read.
+pub const MAX_FILE_BYTES: u64 = 8 << 20;
+
+/// Read and parse a scenario file: a regular file (not a FIFO or a device,
+/// which could be read forever) of at most [`MAX_FILE_BYTES`].
 pub fn load(path: &std::path::Path) -> Result<System> {
-    let text = std::fs::read_to_string(path).map_err(|e| SimError::io(path, e))?;
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| SimError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(SimError::Invalid(format!(
+            "{}: not a regular file",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(SimError::Invalid(format!(
+            "{}: {} bytes; a scenario is at most {MAX_FILE_BYTES}",
+            path.display(),
+            meta.len()
+        )));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| SimError::io(path, e))?;
     parse(&path.display().to_string(), &text)
 }

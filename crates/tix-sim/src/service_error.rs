@@ -53,6 +53,9 @@ pub fn error_run(algo: &str, shares: &[u64], quanta: Option<u64>, seed: u64) -> 
     check_shares(shares)?;
     let total: u64 = shares.iter().sum();
     let quanta = quanta.unwrap_or(total);
+    if quanta == 0 {
+        return Err(SimError::Invalid("--quanta: 0; expected at least 1".into()));
+    }
     if quanta > 100_000_000 {
         return Err(SimError::Invalid(format!(
             "--quanta: {quanta} picks would be printed; expected at most 100,000,000 (use `tix sim sweep` for long runs)"
@@ -191,12 +194,18 @@ pub struct SweepPoint {
     pub worst_max: f64,
 }
 
+/// Most runs a sweep takes: the paper's grids use 2,500; 10^7 runs of the
+/// largest grid point already take hours.
+pub const MAX_RUNS: u64 = 10_000_000;
+
 pub fn check_sweep(n: usize, total: u64, runs: u64, dist: ShareDist) -> Result<()> {
     if n == 0 {
         return Err(SimError::Invalid("--clients: expected at least 1".into()));
     }
-    if runs == 0 {
-        return Err(SimError::Invalid("--runs: expected at least 1".into()));
+    if runs == 0 || runs > MAX_RUNS {
+        return Err(SimError::Invalid(format!(
+            "--runs: {runs}; expected 1..={MAX_RUNS}"
+        )));
     }
     if total > MAX_WEIGHT {
         return Err(SimError::Invalid(format!(
@@ -254,32 +263,42 @@ pub fn sweep(
         }
         Ok((lo, hi))
     };
-    type Slot = Option<Result<(f64, f64)>>;
-    let mut results: Vec<Slot> = (0..runs).map(|_| None).collect();
-    std::thread::scope(|s| {
-        let chunks: Vec<&mut [Slot]> = {
-            let per = (runs as usize).div_ceil(workers);
-            results.chunks_mut(per).collect()
-        };
-        let per = (runs as usize).div_ceil(workers);
-        for (w, chunk) in chunks.into_iter().enumerate() {
-            let one = &one;
-            s.spawn(move || {
-                for (i, slot) in chunk.iter_mut().enumerate() {
-                    let r = (w * per + i) as u64;
-                    *slot = Some(one(r));
-                    progress(1);
-                }
-            });
+    // Each worker folds its runs (r = w, w + workers, …) into sums and
+    // extremes: memory does not grow with --runs.
+    type Acc = (f64, f64, f64, f64);
+    let fold = |w: usize| -> Result<Acc> {
+        let mut acc: Acc = (0.0, 0.0, 0.0, 0.0);
+        let mut r = w as u64;
+        while r < runs {
+            let (lo, hi) = one(r)?;
+            acc.0 += lo;
+            acc.1 += hi;
+            acc.2 = acc.2.min(lo);
+            acc.3 = acc.3.max(hi);
+            progress(1);
+            r += workers as u64;
         }
+        Ok(acc)
+    };
+    let parts: Vec<Result<Acc>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let fold = &fold;
+                s.spawn(move || fold(w))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a sweep worker panicked"))
+            .collect()
     });
     let (mut smin, mut smax, mut wmin, mut wmax) = (0.0, 0.0, 0.0f64, 0.0f64);
-    for r in results {
-        let (lo, hi) = r.expect("every run slot is filled")?;
-        smin += lo;
-        smax += hi;
-        wmin = wmin.min(lo);
-        wmax = wmax.max(hi);
+    for p in parts {
+        let (a, b, c, d) = p?;
+        smin += a;
+        smax += b;
+        wmin = wmin.min(c);
+        wmax = wmax.max(d);
     }
     Ok(SweepPoint {
         algo: algo.to_string(),

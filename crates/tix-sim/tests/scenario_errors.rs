@@ -142,3 +142,60 @@ fn currency_errors() {
     ));
     assert_eq!(field, "currency");
 }
+
+#[test]
+fn an_io_loop_that_takes_no_time_is_refused() {
+    let (_, field, exp) = err(&format!(
+        "{SIM}[[client]]\nname = \"io\"\nbehaviour = \"io\"\nrun_ms = 0\nblock_ms = 0\n"
+    ));
+    assert_eq!(field, "client[0].run_ms");
+    assert!(exp.contains("never ends"), "{exp}");
+}
+
+#[test]
+fn quanta_and_periods_far_below_the_horizon_are_refused() {
+    let (_, field, exp) = err(
+        "[sim]\nalgo = \"stride\"\nduration_s = 100000\nquantum_ns = 1\n[[client]]\nname = \"a\"\n",
+    );
+    assert_eq!(field, "sim.quantum_ms");
+    assert!(exp.contains("events"), "{exp}");
+    let (_, field, _) = err(
+        "[sim]\nalgo = \"stride\"\nduration_s = 100000\n[[client]]\nname = \"p\"\nbehaviour = \"periodic\"\nperiod_ns = 1\nwork_ns = 1\n",
+    );
+    assert_eq!(field, "client[0].period_ms");
+}
+
+#[test]
+fn a_non_table_client_names_its_key() {
+    let (_, field, exp) = err("client = [1, 2]\n[sim]\nalgo = \"stride\"\nduration_s = 1\n");
+    assert_eq!(field, "client[0]");
+    assert_eq!(exp, "a table ([[client]])");
+}
+
+#[test]
+fn a_hundred_thousand_clients_build_and_run() {
+    // O(n log n) building: quadratic name scans took minutes here.
+    let sys = parse(
+        "big.toml",
+        &format!("{SIM}[[client]]\nname = \"c\"\ncount = 100000\n"),
+    )
+    .unwrap();
+    assert_eq!(sys.clients.len(), 100_000);
+    let r = tix_sim::engine::simulate(sys).unwrap();
+    assert_eq!(r.clients.len(), 100_000);
+}
+
+#[test]
+fn only_regular_files_of_bounded_size_are_read() {
+    use tix_sim::scenario::load;
+    for p in ["/dev/zero", "/dev/null", "/"] {
+        let e = load(std::path::Path::new(p)).unwrap_err().to_string();
+        assert!(e.contains(p) && e.contains("not a regular file"), "{e}");
+    }
+    let big = std::env::temp_dir().join(format!("tix-big-{}.toml", std::process::id()));
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(tix_sim::scenario::MAX_FILE_BYTES + 1).unwrap();
+    let e = load(&big).unwrap_err().to_string();
+    std::fs::remove_file(&big).unwrap();
+    assert!(e.contains("bytes; a scenario is at most"), "{e}");
+}

@@ -153,9 +153,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 tix_sim::plot::run_plots(&r, &dir)?;
             }
             if let Some(dir) = csv {
-                std::fs::create_dir_all(&dir).with_context(|| format!("{}", dir.display()))?;
-                std::fs::write(dir.join("clients.csv"), tix_sim::output::clients_csv(&r))?;
-                std::fs::write(dir.join("series.csv"), tix_sim::output::series_csv(&r))?;
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                write_all_or_none(&[
+                    (dir.join("clients.csv"), tix_sim::output::clients_csv(&r)),
+                    (dir.join("series.csv"), tix_sim::output::series_csv(&r)),
+                ])?;
             }
             if json {
                 println!("{}", serde_json::to_string(&r)?);
@@ -174,6 +177,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             algos,
             json,
         } => {
+            if !(1..=MAX_BENCH_CLIENTS).contains(&clients) {
+                anyhow::bail!("--clients: {clients}; expected 1..={MAX_BENCH_CLIENTS}");
+            }
+            if !(1..=MAX_BENCH_QUANTA).contains(&quanta) {
+                anyhow::bail!("--quanta: {quanta}; expected 1..={MAX_BENCH_QUANTA}");
+            }
             let rows = tix_sim::bench::run(clients, quanta, &algos)?;
             if json {
                 println!("{}", serde_json::to_string(&rows)?);
@@ -183,6 +192,34 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+/// `tix sim bench` bounds: every client is allocated up front, and each
+/// policy runs every quantum.
+const MAX_BENCH_CLIENTS: usize = 1_000_000;
+const MAX_BENCH_QUANTA: u64 = 1_000_000_000;
+
+/// Write every file or none: each goes to a temporary name first and all
+/// are renamed only once all are written, so a failure leaves no partial
+/// output (an old complete set stays as it was).
+fn write_all_or_none(files: &[(PathBuf, String)]) -> anyhow::Result<()> {
+    let tmp = |p: &PathBuf| {
+        let mut n = p.clone().into_os_string();
+        n.push(".tmp");
+        PathBuf::from(n)
+    };
+    for (i, (p, text)) in files.iter().enumerate() {
+        if let Err(e) = std::fs::write(tmp(p), text) {
+            for (q, _) in &files[..=i] {
+                let _ = std::fs::remove_file(tmp(q));
+            }
+            return Err(e).with_context(|| format!("writing {}", p.display()));
+        }
+    }
+    for (p, _) in files {
+        std::fs::rename(tmp(p), p).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
 }
 
 /// A, B, C, … Z, then c26, c27, …

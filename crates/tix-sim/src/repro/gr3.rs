@@ -233,6 +233,7 @@ share in a skewed set). Lottery uses the tree draw (same odds as the list).",
             ),
         ],
         notes,
+        known_difference: false,
         agrees: Some((gr3_ok, why.join("; "))),
     }])
 }

@@ -11,19 +11,29 @@ pub mod samih;
 pub mod waldspurger;
 pub mod zepp;
 
+/// The reproduction families, as `--only` matches them.
+pub const FAMILIES: [&str; 6] = [
+    "GR3 §5.1",
+    "Waldspurger",
+    "Waldspurger mutex",
+    "Zepp",
+    "Samih",
+    "RAS",
+];
+
 /// Run every reproduction, or only the families whose name contains `only`.
 pub fn all(cx: &Ctx, only: Option<&str>) -> Result<Vec<Experiment>> {
     let mut v = Vec::new();
     type Repro = fn(&Ctx) -> Result<Vec<Experiment>>;
-    let all: [(&str, Repro); 6] = [
-        ("GR3 §5.1", gr3::run),
-        ("Waldspurger", waldspurger::run),
-        ("Waldspurger mutex", mutex::run),
-        ("Zepp", zepp::run),
-        ("Samih", samih::run),
-        ("RAS", ras::run),
+    let runs: [Repro; 6] = [
+        gr3::run,
+        waldspurger::run,
+        mutex::run,
+        zepp::run,
+        samih::run,
+        ras::run,
     ];
-    for (name, f) in all {
+    for (name, f) in FAMILIES.into_iter().zip(runs) {
         if let Some(o) = only {
             if !name.to_lowercase().contains(&o.to_lowercase()) {
                 continue;

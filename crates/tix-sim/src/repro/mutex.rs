@@ -199,6 +199,7 @@ waits are {:.2}× the paper's; the paper's damaged setup text does not say enoug
 explain the difference, so only the A:B ratios, which the allocation controls, are compared.",
             (wa + wb) / (450.0 + 948.0)
         ),
+        known_difference: false,
         agrees: Some((
             (1.5..=2.2).contains(&ratio) && wb / wa > 1.5,
             format!("acquisitions {ratio:.2}:1 (paper 1.80, bound 1.5..2.2); waits 1:{:.2} (paper 2.11, bound > 1.5)", wb / wa),

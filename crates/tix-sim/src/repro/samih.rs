@@ -126,6 +126,7 @@ pub fn ch2(cx: &Ctx) -> Result<Experiment> {
         commands: cmds,
         notes: "Waiting = time runnable but not running (Def. 2: turnaround − execution for one burst). The slices \
 are 1 ms for the non-preemptive policies and SRTF, so arrivals at 1, 2, 3 ms are seen exactly.".into(),
+        known_difference: false,
         agrees: Some((ok && lot_ok, "every waiting time equals the paper's table; lottery shares within 3 binomial sd over 100,000 draws".into())),
     })
 }
@@ -228,6 +229,7 @@ shares A/B/C (%): see the table's \"paper\" columns (CFS: proportional to thread
         commands: cmds,
         notes: "The fair policy is tix-core's EEVDF standing in for CFS (both divide a core in proportion to weight). \
 TWRS's weight rule (Eq. 3.3, tix_core::twrs::thread_weight) is applied by the scenario as each thread's tickets.".into(),
+        known_difference: false,
         agrees: Some((worst < 1.0, format!("largest difference from the ideal shares: {worst:.2} percentage points (bound 1)"))),
     })
 }
@@ -311,6 +313,7 @@ averages <b>T1 0.877, shuttle 0.248, others 0.292</b>.</p>"
 every 40 ms and, with the shuttle, moves the lightest task of the heavier queue away for one period and back for the \
 next. GPS is water-filled over 2 CPUs by the engine. Slices are 1 ms so that a 40 ms period approximates the \
 thesis's fluid shares (with 4 ms slices a period holds only 10 slices and the split 7.5:2.5 rounds to 7:3).".into(),
+        known_difference: false,
         agrees: Some((
             e_sh < e_cfs && (frac[0][0] - 1.0).abs() < 0.01 && (frac[1][0] - 0.877).abs() < 0.02,
             format!(

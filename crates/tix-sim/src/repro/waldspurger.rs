@@ -112,6 +112,7 @@ received. The smaller task's quanta are Binomial(n, 1/(r+1)) (001 §2.2); every 
 of that law, as is the paper's 13.42:1 (at 10:1 over 600 quanta the small task expects 54.5 ± 7.0 quanta; \
 13.42:1 means 41.6 quanta, z = −1.8)."
             .into(),
+        known_difference: false,
         agrees: Some((
             worst_z <= 3.0,
             format!("largest |z| of the smaller task's quanta over all 31 runs: {worst_z:.2} (bound 3)"),
@@ -183,6 +184,7 @@ A's quanta: {:.0} of {:.0} (expected {:.1} ± {:.1}).</p>",
         plots: vec![format!("{stem}.svg")],
         commands: vec![cmd_run(&rel)],
         notes: "CPU fraction stands for iterations/s (a Dhrystone task's rate is proportional to its CPU share).".into(),
+        known_difference: false,
         agrees: Some((
             dev <= 3.0 * sd,
             format!("A's quanta deviate {dev:.1} from n·2/3, within 3 binomial sd = {:.1}", 3.0 * sd),
@@ -247,6 +249,7 @@ to <b>about half</b> their earlier rates.</p>"
         notes: "One level of currencies is modelled as Zepp's users (each currency funded with base tickets, tasks \
 hold tickets in it, a task's value = base · tickets / the currency's active tickets, tix_core::zepp::task_value)."
             .into(),
+        known_difference: false,
         agrees: Some((
             ok,
             format!("A:B {before:.2} → {after:.2} (bound 0.9..1.1); B1, B2 slowed to {b1:.2}, {b2:.2} (bound 0.4..0.6)"),
@@ -341,6 +344,7 @@ the same tasks end at {spread_fixed:.3}.</p>"
         notes: "A task's trials are modelled as one per CPU ms; its tickets are reset every second to 10^9/trials \
 (clamped to 1..10^6), i.e. ∝ error². With rates ∝ 1/n the squares n² grow alike, so the curves converge slowly \
 (differences of n² persist); any monotone function converges (001 footnote 6), a steeper one faster.".into(),
+        known_difference: false,
         agrees: Some((
             burst > 2.0 && spread > mid && spread > spread_fixed,
             format!(
@@ -456,6 +460,7 @@ length (806 s) is where the paper's 38 queries for the 3-ticket client put its e
 its tickets to its server thread at the start and waits (it has no tickets left, so it never runs); the server threads \
 hold 0 tickets of their own. Response = time between successive completions of one client's back-to-back queries."
         ),
+        known_difference: false,
         agrees: Some((
             ok,
             format!(

@@ -92,6 +92,7 @@ units when process 2 finished 1000. <b>3:1</b>: process 1 was <b>1/3</b> done.</
         commands: vec![cmd_run(&rel4), cmd_run(&rel3)],
         notes: format!("1 work unit = {UNIT_MS} ms of CPU; slices of {QUANTUM_MS} ms (6 ticks); no compensation (both \
 processes always use whole slices)."),
+        known_difference: false,
         agrees: Some((ok, format!("4:1 gives {p4:.0} (expected {m4:.0} ± 3·{s4:.0}); 3:1 gives {p3:.0} (expected {m3:.0} ± 3·{s3:.0})"))),
     })
 }
@@ -154,6 +155,7 @@ are then changed 800 → 200 and both progress at <b>1:1</b>.</p>"
             cmd_run(&rel) + "   # without the change",
         ],
         notes: "A controller sets P2's tickets to 200 at the first 100 ms sample after P2 has done 500 units.".into(),
+        known_difference: false,
         agrees: Some((
             (3.3..=4.8).contains(&before) && (0.8..=1.25).contains(&after),
             format!("{before:.2}:1 then {after:.2}:1 (bounds 3.3..4.8 and 0.8..1.25)"),
@@ -224,6 +226,7 @@ per window: {pred:.3}); windows ranged {:.2}..{:.2}:1.</p>",
         commands: vec![cmd_run(&rel)],
         notes: "Lottery is accurate on average and imprecise in the short run (001 §2.2: the coefficient of variation of \
 a share falls as 1/√n).".into(),
+        known_difference: false,
         agrees: Some(((sd / pred - 1.0).abs() < 0.35, format!("window sd {sd:.3} against the binomial {pred:.3} (bound ±35%)"))),
     })
 }
@@ -297,6 +300,7 @@ process: all 11 progress at the same rate.</p>"
         plots,
         commands: cmds,
         notes: "rr runs the same processes without users, as stock Linux's per-process balance does.".into(),
+        known_difference: false,
         agrees: Some((ok, "paul's processes reach 1000/N units when bill finishes, within 15%".into())),
     })
 }
@@ -342,6 +346,7 @@ restore an I/O-bound task's share; Zepp's untuned \"I/O enhanced\" bonus 5^(c+1)
         commands: cmds,
         notes: "The I/O task asks for 10 ms of CPU per 60 ms (16.7%) and is entitled to 25%; the hogs always use whole \
 slices. Without compensation it waits for a lottery win after every wake.".into(),
+        known_difference: false,
         agrees: Some((
             resp[1] < resp[0] && share[1] >= share[0] && share[2] >= share[0],
             format!(

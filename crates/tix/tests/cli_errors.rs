@@ -1,0 +1,109 @@
+//! Bad command lines get one clear line on stderr and a non-zero exit,
+//! never a panic, a hang or an allocation the machine cannot give.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn tix(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tix"))
+        .args(args)
+        .output()
+        .expect("run tix");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn refused(args: &[&str], says: &str) {
+    let (code, err) = tix(args);
+    assert_ne!(code, 0, "{args:?} exited 0");
+    assert!(err.contains(says), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tix-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn sizes_and_counts_are_bounded_before_allocating() {
+    let sweep = [
+        "sim",
+        "sweep",
+        "--algo",
+        "gr3",
+        "--clients",
+        "4",
+        "--total",
+        "40",
+        "--runs",
+    ];
+    refused(&[&sweep[..], &["18446744073709551615"]].concat(), "--runs");
+    refused(&[&sweep[..], &["1000000000"]].concat(), "--runs");
+    refused(&[&sweep[..], &["0"]].concat(), "--runs");
+    refused(&["sim", "bench", "--clients", "1000000000"], "--clients");
+    refused(&["sim", "bench", "--clients", "0"], "--clients");
+    refused(&["sim", "bench", "--quanta", "0"], "--quanta");
+    refused(
+        &[
+            "sim", "error", "--algo", "gr3", "--shares", "3,2,1", "--quanta", "0",
+        ],
+        "--quanta",
+    );
+}
+
+#[test]
+fn report_refuses_unknown_families_and_unwritable_plots() {
+    let d = tmp("report");
+    let out = d.to_str().unwrap();
+    refused(
+        &["sim", "report", "--quick", "--only", "nope", "--out", out],
+        "names no reproduction",
+    );
+    assert!(
+        std::fs::read_dir(&d).unwrap().next().is_none(),
+        "nothing written"
+    );
+    // plots/ is a file: nothing can be written under it.
+    std::fs::write(d.join("plots"), "").unwrap();
+    refused(
+        &["sim", "report", "--quick", "--only", "zepp", "--out", out],
+        "plots",
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn scenario_files_and_outputs_name_their_paths() {
+    refused(
+        &["sim", "run", "/dev/zero"],
+        "/dev/zero: not a regular file",
+    );
+    let d = tmp("csv");
+    let sc = d.join("s.toml");
+    std::fs::write(
+        &sc,
+        "[sim]\nalgo = \"stride\"\nduration_s = 1\n[[client]]\nname = \"a\"\n",
+    )
+    .unwrap();
+    // The csv folder is a file: the error names the path, nothing is left.
+    let blocked = d.join("out");
+    std::fs::write(&blocked, "").unwrap();
+    let target = blocked.join("csv");
+    refused(
+        &[
+            "sim",
+            "run",
+            sc.to_str().unwrap(),
+            "--csv",
+            target.to_str().unwrap(),
+        ],
+        target.to_str().unwrap(),
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
