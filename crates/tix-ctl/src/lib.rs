@@ -303,6 +303,20 @@ fn connect(socket: &Path) -> Result<UnixStream, ClientError> {
     }
 }
 
+/// A count from the command line (tickets, bases): digits only.
+pub fn parse_number(s: &str, what: &str) -> Result<u64, String> {
+    s.parse::<u64>()
+        .map_err(|_| format!("{what} must be a number (got '{}')", s.escape_debug()))
+}
+
+/// A pid from the command line: a positive number.
+pub fn parse_pid(s: &str) -> Result<u32, String> {
+    s.parse::<u32>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("PID must be a positive number (got '{}')", s.escape_debug()))
+}
+
 /// uid of a user name (or a numeric uid) from /etc/passwd.
 pub fn uid_of(user: &str) -> Option<u32> {
     if let Ok(u) = user.parse::<u32>() {

@@ -185,15 +185,11 @@ pub fn alias_main(argv: &[String]) -> Option<u8> {
 }
 
 fn number(s: &str, what: &str) -> Result<u64> {
-    s.parse::<u64>()
-        .map_err(|_| anyhow!("{what} must be a number (got '{s}')"))
+    tix_ctl::parse_number(s, what).map_err(|e| anyhow!(e))
 }
 
 fn pid_arg(s: &str) -> Result<u32> {
-    s.parse::<u32>()
-        .ok()
-        .filter(|p| *p > 0)
-        .ok_or_else(|| anyhow!("PID must be a positive number (got '{s}')"))
+    tix_ctl::parse_pid(s).map_err(|e| anyhow!(e))
 }
 
 /// `lnice [-p N] CMD…`: this process takes N tickets (default 100), then
