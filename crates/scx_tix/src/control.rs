@@ -66,7 +66,15 @@ impl Backend for BpfBackend {
             Some((t, s)) => self
                 .proc_tickets
                 .update(&key, &entry_bytes(t, s), MapFlags::ANY)
-                .map_err(|e| format!("proc_tickets: {e}")),
+                .map_err(|e| {
+                    // libbpf-rs keeps the errno only in its message: a full
+                    // hash map answers E2BIG.
+                    if e.to_string().contains(&format!("os error {}", libc::E2BIG)) {
+                        "the ticket table is full (scx_tix --max-tasks sets its size)".into()
+                    } else {
+                        format!("proc_tickets: {e}")
+                    }
+                }),
             None => match self.proc_tickets.delete(&key) {
                 Ok(()) => Ok(()),
                 Err(_) if self.entry(tgid).is_none() => Ok(()),
@@ -124,6 +132,8 @@ pub struct Control {
     pub shared: Arc<Mutex<Shared>>,
     pub task_stats: MapHandle,
     pub user_stats: MapHandle,
+    /// Online CPUs, for the water-filled ideal `tix top` shows.
+    pub nr_cpus: u32,
 }
 
 impl Control {
@@ -163,18 +173,20 @@ impl Control {
                 continue;
             };
             starts.push(procs::start_ticks(st.tgid).unwrap_or(u64::MAX));
+            let view = stats::task_view(pid);
             tasks.push(tix_ctl::TaskRow {
                 pid,
                 tgid: st.tgid,
                 uid: st.uid,
                 comm: comm.trim().to_string(),
-                runnable: stats::is_runnable(pid),
+                runnable: view.runnable,
                 tickets: 0,
                 base: 0,
                 value: st.value,
                 wins: st.wins,
                 runtime_ns: st.runtime_ns,
                 hist: st.hist.to_vec(),
+                cpus_allowed: view.cpus_allowed,
             });
         }
         let mut users = Vec::new();
@@ -211,6 +223,7 @@ impl Control {
         users.sort_by_key(|u| u.uid);
         Top {
             now_ns: stats::monotonic_ns(),
+            nr_cpus: self.nr_cpus,
             tasks,
             users,
         }
@@ -226,5 +239,7 @@ pub fn publish(shared: &Arc<Mutex<Shared>>, c: &Counters, rate: f64, policy: Pol
     sh.status.prev_kept = c.prev_kept;
     sh.status.starve_serves = c.starve_serves;
     sh.status.direct = c.direct;
+    sh.status.lost = c.lost;
+    sh.status.proc_states = c.proc_states;
     sh.status.decisions_per_sec = rate;
 }

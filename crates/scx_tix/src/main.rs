@@ -41,6 +41,12 @@ struct Opts {
     /// runs two, which makes quanta uneven and lottery shares noisier.
     #[arg(long, default_value_t = 3500, value_parser = clap::value_parser!(u64).range(100..=1_000_000))]
     slice_us: u64,
+    /// Size of the per-process and per-task tables (process states, ticket
+    /// settings, task statistics). Past it, a new process runs at value 1
+    /// and has no statistics, logged and shown by `tix status`; a ticket
+    /// setting is refused. Raise it where kernel.pid_max allows more.
+    #[arg(long, default_value_t = bpf_intf::tix_consts_TIX_MAX_TASKS, value_parser = clap::value_parser!(u32).range(64..=4_194_304))]
+    max_tasks: u32,
     /// Turn compensation tickets off (seed 001 §3.4).
     #[arg(long)]
     no_compensation: bool,
@@ -107,6 +113,9 @@ fn run(opts: Opts) -> Result<ExitCode> {
     {
         skel.maps.data_data.as_mut().unwrap().compensate = u32::from(!opts.no_compensation);
     }
+    skel.maps.proc_state.set_max_entries(opts.max_tasks)?;
+    skel.maps.proc_tickets.set_max_entries(opts.max_tasks)?;
+    skel.maps.task_stats.set_max_entries(opts.max_tasks)?;
     let mut skel = scx_ops_load!(skel, tix_ops, uei)?;
 
     state::prepare(&opts.state).map_err(anyhow::Error::msg)?;
@@ -161,6 +170,9 @@ fn run(opts: Opts) -> Result<ExitCode> {
             prev_kept: 0,
             starve_serves: 0,
             direct: 0,
+            lost: Default::default(),
+            proc_states: 0,
+            max_tasks: opts.max_tasks.into(),
         },
     }));
     let ctl = Arc::new(control::Control {
@@ -168,6 +180,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
         shared: shared.clone(),
         task_stats: MapHandle::try_from(&skel.maps.task_stats)?,
         user_stats: MapHandle::try_from(&skel.maps.user_stats)?,
+        nr_cpus: stats::online_cpus(),
     });
     let listener = server::bind(&opts.socket)
         .with_context(|| format!("binding the control socket {}", opts.socket.display()))?;
@@ -214,6 +227,9 @@ fn run(opts: Opts) -> Result<ExitCode> {
             let c = read_counters(&skel);
             let r = stats::rate(last.decisions, c.decisions, now - last_t);
             control::publish(&shared, &c, r, policy, !opts.no_compensation);
+            if c.lost != last.lost {
+                log_lost(&last.lost, &c.lost, opts.max_tasks);
+            }
             if opts.verbose > 0 {
                 eprintln!(
                     "scx_tix: {r:.0} decisions/s, prev kept {}, starvation serves {}, direct {}",
@@ -242,6 +258,38 @@ fn run(opts: Opts) -> Result<ExitCode> {
     })
 }
 
+/// One line per table that turned entries away since the last sample.
+fn log_lost(was: &tix_ctl::Lost, now: &tix_ctl::Lost, max_tasks: u32) {
+    let users = bpf_intf::tix_consts_TIX_MAX_USERS;
+    let rows = [
+        (
+            now.proc_state - was.proc_state,
+            format!("process state table full ({max_tasks} entries, --max-tasks)"),
+            "thread(s) of untracked processes, which run at value 1",
+        ),
+        (
+            now.user_sums - was.user_sums,
+            format!("user table full ({users} users)"),
+            "first wake-up(s) of untracked users, whose processes run at value 1",
+        ),
+        (
+            now.task_stats - was.task_stats,
+            format!("task statistics table full ({max_tasks} entries)"),
+            "task(s) without statistics",
+        ),
+        (
+            now.user_stats - was.user_stats,
+            format!("user statistics table full ({users} users)"),
+            "user(s) without statistics",
+        ),
+    ];
+    for (n, table, what) in rows {
+        if n > 0 {
+            eprintln!("scx_tix: {table}: {n} more {what}");
+        }
+    }
+}
+
 fn read_counters(skel: &BpfSkel) -> stats::Counters {
     let bss = skel.maps.bss_data.as_ref().unwrap();
     // SAFETY-free volatile-ish read: the BPF side updates these with atomics;
@@ -251,5 +299,15 @@ fn read_counters(skel: &BpfSkel) -> stats::Counters {
         prev_kept: unsafe { std::ptr::read_volatile(&bss.nr_prev_kept) },
         starve_serves: unsafe { std::ptr::read_volatile(&bss.nr_starve_serves) },
         direct: unsafe { std::ptr::read_volatile(&bss.nr_direct) },
+        proc_states: unsafe { std::ptr::read_volatile(&bss.nr_proc_states) }.max(0) as u64,
+        lost: {
+            let l = |i: u32| unsafe { std::ptr::read_volatile(&bss.nr_lost[i as usize]) };
+            tix_ctl::Lost {
+                proc_state: l(bpf_intf::tix_lost_TIX_LOST_PROC_STATE),
+                user_sums: l(bpf_intf::tix_lost_TIX_LOST_USER_RT),
+                task_stats: l(bpf_intf::tix_lost_TIX_LOST_TASK_STATS),
+                user_stats: l(bpf_intf::tix_lost_TIX_LOST_USER_STATS),
+            }
+        },
     }
 }

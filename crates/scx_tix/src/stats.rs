@@ -11,6 +11,8 @@ pub struct Counters {
     pub prev_kept: u64,
     pub starve_serves: u64,
     pub direct: u64,
+    pub lost: tix_ctl::Lost,
+    pub proc_states: u64,
 }
 
 fn read_struct<T: Copy>(bytes: &[u8]) -> Option<T> {
@@ -31,15 +33,48 @@ pub fn user_stat(bytes: &[u8]) -> Option<(u64, u64)> {
     read_struct::<tix_user_stat>(bytes).map(|u| (u.wins, u.runtime_ns))
 }
 
-/// State R in /proc/PID/stat (the field after the parenthesised comm).
-pub fn is_runnable(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rfind(')')
-                .and_then(|i| s[i + 1..].split_whitespace().next().map(|f| f == "R"))
+/// What `tix top` shows of a task from one read of /proc/PID/status.
+pub struct TaskView {
+    /// State R.
+    pub runnable: bool,
+    /// The first 64 bits of its CPU affinity (`Cpus_allowed:`,
+    /// comma-separated 32-bit hex words, highest first).
+    pub cpus_allowed: u64,
+}
+
+/// Not runnable and allowed everywhere when the task cannot be read.
+pub fn task_view(pid: u32) -> TaskView {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    let runnable = field("State:").is_some_and(|v| v.starts_with('R'));
+    let cpus_allowed = field("Cpus_allowed:")
+        .and_then(|v| {
+            let hex: String = v
+                .split(',')
+                .rev()
+                .take(2)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            u64::from_str_radix(&hex, 16).ok()
         })
-        .unwrap_or(false)
+        .unwrap_or(u64::MAX);
+    TaskView {
+        runnable,
+        cpus_allowed,
+    }
+}
+
+pub fn online_cpus() -> u32 {
+    // SAFETY: sysconf has no memory effects.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    u32::try_from(n).unwrap_or(1).max(1)
 }
 
 pub fn monotonic_ns() -> u64 {
@@ -83,11 +118,30 @@ mod tests {
 
     #[test]
     fn own_process_is_runnable() {
-        // The test thread is running while it reads its own stat (by tid:
-        // /proc/TID/stat is the thread's; the process's main thread sleeps).
+        // The test thread is running while it reads its own status (by tid:
+        // /proc/TID/status is the thread's; the process's main thread sleeps).
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() } as u32;
-        assert!(is_runnable(tid));
-        assert!(!is_runnable(u32::MAX));
+        assert!(task_view(tid).runnable);
+        assert!(!task_view(u32::MAX).runnable);
+        assert_eq!(task_view(u32::MAX).cpus_allowed, u64::MAX);
+    }
+
+    #[test]
+    fn own_affinity_is_read() {
+        // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity fills it
+        // for the calling thread (pid 0).
+        let want = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(
+                libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set),
+                0
+            );
+            (0..64)
+                .filter(|&c| libc::CPU_ISSET(c, &set))
+                .fold(0u64, |m, c| m | 1 << c)
+        };
+        let tid = unsafe { libc::gettid() } as u32;
+        assert_eq!(task_view(tid).cpus_allowed, want);
     }
 }

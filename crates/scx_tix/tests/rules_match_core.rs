@@ -5,7 +5,7 @@
 //! domain and over the ranges the kernel actually meets, plus edges.
 
 use proptest::prelude::*;
-use tix_core::{race, stride, zepp};
+use tix_core::{race, stride, vtime, zepp};
 
 extern "C" {
     fn tix_c_neg_ln_q16(u: u32) -> u64;
@@ -14,6 +14,12 @@ extern "C" {
     fn tix_c_pass_delta(used: u64, value: u64) -> u64;
     fn tix_c_wake_pass(pass: u64, vt: u64) -> u64;
     fn tix_c_sat_add(a: u64, b: u64) -> u64;
+    fn tix_c_lag_bound(one_run: u64) -> u64;
+    fn tix_c_run_avg(avg: u64, used: u64) -> u64;
+    fn tix_c_lead_cap(stride: i32, starve: u64, slice: u64, vsum: u64, serving: u64) -> u64;
+    fn tix_c_cap_lead(key: u64, reference: u64, cap: u64) -> u64;
+    fn tix_c_next_key(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
+    fn tix_c_next_pass(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
 }
 
 fn c_neg_ln(u: u32) -> u64 {
@@ -185,6 +191,38 @@ proptest! {
         prop_assert_eq!(c_delta(e, v, used, slice, true), race::race_delta(e, v, used, slice, true));
         prop_assert_eq!(c_value(b, t, v, prt), zepp::task_value(b, t, v, prt));
         prop_assert_eq!(c_pass(used, v), stride::pass_delta(used, v));
+    }
+
+    #[test]
+    fn shared_vtime_rule_agrees(own in any::<u64>(), vt in any::<u64>(), lag in any::<u64>(),
+                                pending in any::<u64>(), small in 0u64..1 << 40) {
+        // SAFETY: pure C functions of integers.
+        unsafe {
+            prop_assert_eq!(tix_c_next_key(own, vt, lag, pending), vtime::next_key(own, vt, lag, pending));
+            prop_assert_eq!(tix_c_next_key(small, vt, small, small), vtime::next_key(small, vt, small, small));
+            prop_assert_eq!(tix_c_next_pass(own, vt, lag, pending), vtime::next_pass(own, vt, lag, pending));
+            prop_assert_eq!(tix_c_next_pass(small, vt, small, small), vtime::next_pass(small, vt, small, small));
+            prop_assert_eq!(tix_c_lag_bound(own), vtime::lag_bound(own));
+            prop_assert_eq!(tix_c_lag_bound(small), vtime::lag_bound(small));
+            prop_assert_eq!(tix_c_run_avg(own, small), vtime::run_avg(own, small));
+            prop_assert_eq!(tix_c_run_avg(small, own), vtime::run_avg(small, own));
+        }
+    }
+
+    #[test]
+    fn lead_cap_agrees(stride in any::<bool>(), starve in any::<u64>(), slice in any::<u64>(),
+                       vsum in any::<u64>(), key in any::<u64>(), r in any::<u64>(),
+                       small in 0u64..1 << 40, serving in 0u64..20, any_serving in any::<u64>()) {
+        // SAFETY: pure C functions of integers.
+        unsafe {
+            prop_assert_eq!(tix_c_lead_cap(stride as i32, starve, slice, vsum, any_serving),
+                            vtime::lead_cap(stride, starve, slice, vsum, any_serving));
+            prop_assert_eq!(tix_c_lead_cap(stride as i32, small, small >> 8, small >> 4, serving),
+                            vtime::lead_cap(stride, small, small >> 8, small >> 4, serving));
+            prop_assert_eq!(tix_c_cap_lead(key, r, slice), vtime::cap_lead(key, r, slice));
+            prop_assert_eq!(tix_c_cap_lead(small, small >> 1, small >> 3),
+                            vtime::cap_lead(small, small >> 1, small >> 3));
+        }
     }
 }
 

@@ -50,23 +50,33 @@ pub fn neg_ln_q16(u: u32) -> u64 {
     (((32u64 << 16) - log2_q16) * LN2_Q16) >> 16
 }
 
+/// Largest charged fraction of a slice, Q10 (2^30 slices): with `e_q16 <
+/// 2^64` the delta is below 2^84, so delta·f stays below 2^124.
+pub const F_MAX_Q10: u64 = 1 << 40;
+
 /// The increment of a winner's key: `E / value` in Q(16+RACE_SHIFT).
 ///
 /// With `compensate`, a client that used a fraction `f = used/slice` of its
 /// slice competes with `value / f` until it next wins (Waldspurger §3.4,
 /// §4.5): its delta is multiplied by `f`, held in Q10 and clamped to
-/// `[1/1024, 4]`. Below 1 this is the paper's compensation ticket; the lower
-/// clamp keeps a client that used (almost) nothing from an unbounded,
+/// `[1/1024, F_MAX_Q10]`. Below 1 this is the paper's compensation ticket; the
+/// lower clamp keeps a client that used (almost) nothing from an unbounded,
 /// overflowing advantage. Above 1 it is the same rule read the other way, an
 /// overrun: a kernel ends slices only at a timer tick, so quanta vary in
 /// length, and without the penalty a client that wins often in a row (whose
 /// kept slices ran longer in the VM, ~6 ms against ~4.2 ms) got more CPU
-/// time than its wins. With both sides, CPU time, not just wins, stays
+/// time than its wins. An overrun is charged in full: a run can last many
+/// slices when its CPU is held up (a long non-preemptible section; under
+/// single-threaded TCG a vCPU not scheduled for up to 100 ms), and any
+/// smaller cap hands the excess out free, unevenly (a cap of 4 slices gave
+/// 100-ticket tasks 8-20% over their share on 4 vCPUs, while stride, which
+/// charges `used` in full, was exact). The upper clamp only keeps the
+/// product in 128 bits. With both sides, CPU time, not just wins, stays
 /// proportional to value.
 pub fn race_delta(e_q16: u64, value: u64, used_ns: u64, slice_ns: u64, compensate: bool) -> u64 {
     let mut delta: u128 = ((e_q16 as u128) << RACE_SHIFT) / (value.max(1) as u128);
     if compensate && slice_ns > 0 && used_ns != slice_ns {
-        let f_q10 = ((used_ns as u128) * 1024 / (slice_ns as u128)).clamp(1, 4096);
+        let f_q10 = ((used_ns as u128) * 1024 / (slice_ns as u128)).clamp(1, F_MAX_Q10 as u128);
         delta = (delta * f_q10) >> 10;
     }
     delta.min(u64::MAX as u128) as u64
@@ -149,8 +159,14 @@ mod tests {
         // Overran by half (a slice that ended at a later tick): the client
         // competes with 2/3 of its value until it next wins.
         assert_eq!(race_delta(e, 400, 150, 100, true), (full * 1536) >> 10);
-        // A huge overrun is capped at 4× the delta.
-        assert_eq!(race_delta(e, 400, 10_000, 100, true), full * 4);
+        // A long overrun is charged in full: 100 slices cost 100 deltas.
+        assert_eq!(race_delta(e, 400, 10_000, 100, true), full * 100);
+        // Only the 128-bit bound caps it, and the result saturates.
+        assert_eq!(race_delta(e, 1, u64::MAX, 1, true), u64::MAX);
+        assert_eq!(
+            race_delta(e, 1 << 40, 1 << 50, 1, true),
+            (((((e as u128) << RACE_SHIFT) / (1u128 << 40)) * (F_MAX_Q10 as u128)) >> 10) as u64
+        );
     }
 
     #[test]

@@ -125,6 +125,32 @@ pub struct Status {
     pub starve_serves: u64,
     /// Wake-ups placed straight on an idle CPU (no contention, no draw).
     pub direct: u64,
+    /// Entries full tables could not take since attach: threads whose
+    /// process has no state entry (it runs at value 1), first wake-ups of a
+    /// user with no runnable sum (value 1), tasks and users without
+    /// statistics.
+    #[serde(default)]
+    pub lost: Lost,
+    /// Processes with a state entry now, and the table's size.
+    #[serde(default)]
+    pub proc_states: u64,
+    #[serde(default)]
+    pub max_tasks: u64,
+}
+
+/// See `Status::lost`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lost {
+    pub proc_state: u64,
+    pub user_sums: u64,
+    pub task_stats: u64,
+    pub user_stats: u64,
+}
+
+impl Lost {
+    pub fn any(&self) -> bool {
+        *self != Lost::default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -143,6 +169,14 @@ pub struct TaskRow {
     pub runtime_ns: u64,
     /// Slices by tenth of the slice used (last bucket: 90..100 %).
     pub hist: Vec<u64>,
+    /// CPUs it may run on, bit c = CPU c, for the first 64 CPUs
+    /// (`Cpus_allowed` in /proc); all bits when unknown.
+    #[serde(default = "all_cpus")]
+    pub cpus_allowed: u64,
+}
+
+fn all_cpus() -> u64 {
+    u64::MAX
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,6 +191,9 @@ pub struct UserRow {
 pub struct Top {
     /// Monotonic time of the sample, ns (to turn runtime deltas into shares).
     pub now_ns: u64,
+    /// CPUs the scheduler serves (0 from a daemon that did not say).
+    #[serde(default)]
+    pub nr_cpus: u32,
     pub tasks: Vec<TaskRow>,
     pub users: Vec<UserRow>,
 }

@@ -7,6 +7,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tix_core::waterfill::{ideal_cpus_affine, Demand};
 use tix_ctl::{request, ClientError, Policy, Request, Response, Top};
 
 /// Socket to use: $TIX_SOCKET, else the default.
@@ -70,6 +71,12 @@ pub fn status(a: StatusArgs) -> Result<u8> {
                 "decisions: {} (prev kept {}, starvation serves {}, direct {})",
                 s.decisions, s.prev_kept, s.starve_serves, s.direct
             );
+            let l = s.lost;
+            println!("process states: {} of {}", s.proc_states, s.max_tasks);
+            println!(
+                "tables full: process states {}, user sums {}, task stats {}, user stats {}",
+                l.proc_state, l.user_sums, l.task_stats, l.user_stats
+            );
             Ok(if s.attached { 0 } else { 1 })
         }
         Ok(other) => bail!("unexpected answer {other:?}"),
@@ -99,8 +106,13 @@ fn sample(sock: &Path) -> Result<Top> {
     }
 }
 
-/// Rows of `tix top`: expected share = value / Σ values of runnable tasks;
-/// measured share = CPU time in the interval / CPU time of all listed tasks.
+/// Rows of `tix top`, as shares of the machine: expected = the runnable
+/// tasks' water-filled ideal (tix_core::waterfill: value-proportional, each
+/// task capped at one CPU and confined to its affinity); measured = CPU time
+/// in the interval / (interval × CPUs). A daemon that does not report its
+/// CPUs is read as one CPU with measured = share of the listed tasks' time.
+/// WINS counts lottery wins (runs on an idle CPU found at wake-up are not
+/// decisions and are not counted).
 pub fn render(before: &Top, after: &Top, active_only: bool) -> String {
     let prev: HashMap<u32, u64> = before.tasks.iter().map(|t| (t.pid, t.runtime_ns)).collect();
     let deltas: Vec<u64> = after
@@ -111,28 +123,43 @@ pub fn render(before: &Top, after: &Top, active_only: bool) -> String {
                 .saturating_sub(*prev.get(&t.pid).unwrap_or(&t.runtime_ns))
         })
         .collect();
-    let total_ran: u64 = deltas.iter().sum();
-    let total_value: u64 = after
-        .tasks
+    let cpus = after.nr_cpus.max(1) as usize;
+    let interval = after.now_ns.saturating_sub(before.now_ns);
+    let capacity = if after.nr_cpus > 0 && interval > 0 {
+        interval as f64 * cpus as f64
+    } else {
+        deltas.iter().sum::<u64>() as f64
+    };
+    let runnable: Vec<usize> = (0..after.tasks.len())
+        .filter(|&i| after.tasks[i].runnable)
+        .collect();
+    let demands: Vec<Demand> = runnable
         .iter()
-        .filter(|t| t.runnable)
-        .map(|t| t.value)
-        .sum();
+        .map(|&i| Demand {
+            weight: after.tasks[i].value.max(1),
+            cpus: after.tasks[i].cpus_allowed,
+        })
+        .collect();
+    let ideal = ideal_cpus_affine(&demands, cpus);
+    let expected: HashMap<usize, f64> = runnable
+        .iter()
+        .zip(&ideal)
+        .map(|(&i, &c)| (i, c / cpus as f64))
+        .collect();
     let mut out = format!(
         "{:>7} {:>7} {:>6} {:<15} {:>7} {:>6} {:>8} {:>9} {:>9} {:>8}\n",
         "PID", "TGID", "UID", "COMM", "TICKETS", "BASE", "VALUE", "EXPECTED", "MEASURED", "WINS"
     );
-    for (t, d) in after.tasks.iter().zip(&deltas) {
+    for (i, (t, d)) in after.tasks.iter().zip(&deltas).enumerate() {
         if active_only && *d == 0 && !t.runnable {
             continue;
         }
-        let exp = if t.runnable && total_value > 0 {
-            format!("{:.1}%", 100.0 * t.value as f64 / total_value as f64)
-        } else {
-            "-".into()
+        let exp = match expected.get(&i) {
+            Some(e) => format!("{:.1}%", 100.0 * e),
+            None => "-".into(),
         };
-        let meas = if total_ran > 0 {
-            format!("{:.1}%", 100.0 * *d as f64 / total_ran as f64)
+        let meas = if capacity > 0.0 {
+            format!("{:.1}%", 100.0 * *d as f64 / capacity)
         } else {
             "-".into()
         };
@@ -296,6 +323,7 @@ mod tests {
             wins: 0,
             runtime_ns,
             hist: vec![0; 10],
+            cpus_allowed: u64::MAX,
         }
     }
 
@@ -303,6 +331,7 @@ mod tests {
     fn shares_from_two_samples() {
         let a = Top {
             now_ns: 0,
+            nr_cpus: 0,
             tasks: vec![
                 row(1, 800, 0, true),
                 row(2, 200, 0, true),
@@ -312,6 +341,7 @@ mod tests {
         };
         let b = Top {
             now_ns: 1,
+            nr_cpus: 0,
             tasks: vec![
                 row(1, 800, 600, true),
                 row(2, 200, 400, true),
@@ -325,6 +355,56 @@ mod tests {
         assert!(out.contains("20.0%") && out.contains("40.0%"), "{out}");
         assert!(!out.contains(" t3 "), "{out}");
         assert!(render(&a, &b, false).contains("t3"));
+    }
+
+    #[test]
+    fn shares_on_two_cpus_are_water_filled() {
+        // 2 CPUs, values 100:100:800 over 1 s: the 800 is capped at one CPU
+        // (50% of the machine), the 100s share the other (25% each); the
+        // fourth task may run on CPU 1 only and is not runnable.
+        let mut pinned = row(4, 100, 0, false);
+        pinned.cpus_allowed = 0b10;
+        let a = Top {
+            now_ns: 0,
+            nr_cpus: 2,
+            tasks: vec![
+                row(1, 100, 0, true),
+                row(2, 100, 0, true),
+                row(3, 800, 0, true),
+                pinned.clone(),
+            ],
+            users: vec![],
+        };
+        let mut b = a.clone();
+        b.now_ns = 1_000_000_000;
+        b.tasks[0].runtime_ns = 500_000_000;
+        b.tasks[1].runtime_ns = 500_000_000;
+        b.tasks[2].runtime_ns = 1_000_000_000;
+        let out = render(&a, &b, false);
+        let line = |pid: &str| {
+            out.lines()
+                .find(|l| l.split_whitespace().next() == Some(pid))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            line("1").contains("25.0%") && line("2").contains("25.0%"),
+            "{out}"
+        );
+        assert_eq!(line("3").matches("50.0%").count(), 2, "{out}");
+        assert!(line("4").contains(" - "), "{out}");
+        // A pinned runnable task beside a free one on 2 CPUs, values 1:9:
+        // each is capped at one CPU, so 50% each, not 10%/90%.
+        let mut p = row(5, 100, 0, true);
+        p.cpus_allowed = 1;
+        let a = Top {
+            now_ns: 0,
+            nr_cpus: 2,
+            tasks: vec![p, row(6, 900, 0, true)],
+            users: vec![],
+        };
+        let out = render(&a, &a.clone(), false);
+        assert_eq!(out.matches("50.0%").count(), 2, "{out}");
     }
 
     fn argv(v: &[&str]) -> Vec<String> {

@@ -20,6 +20,23 @@ enum tix_consts {
 	TIX_POLICY_STRIDE = 1,
 	TIX_MAX_TASKS = 65536,
 	TIX_MAX_USERS = 4096,
+	/* Tasks of the shared queue a CPU examines for one it may run. */
+	TIX_SCAN_MAX = 64,
+};
+
+/*
+ * Entries a full table could not take (counters nr_lost[]; the daemon logs
+ * each rise). A process without a proc_state entry, or of a user without a
+ * runnable sum, runs at value 1 (its tickets cannot be counted, and a value
+ * computed without them would overstate it); a task or user without a
+ * statistics entry runs normally but shows no statistics.
+ */
+enum tix_lost {
+	TIX_LOST_PROC_STATE = 0,
+	TIX_LOST_USER_RT = 1,
+	TIX_LOST_TASK_STATS = 2,
+	TIX_LOST_USER_STATS = 3,
+	TIX_NR_LOST = 4,
 };
 
 /* USER_HZ is 100 on every architecture Linux supports. */
@@ -55,11 +72,17 @@ struct tix_user_stat {
 	unsigned long long runtime_ns;
 };
 
-/* Runnable state of one process (tgid), kept in ops.runnable/quiescent. */
+/*
+ * One process (tgid): runnable threads (ops.runnable/quiescent) and live
+ * threads (ops.init_task/exit_task). The entry lives until the last thread
+ * is gone, whichever thread exits first, so the tickets counted in the
+ * user's runnable sum always leave it.
+ */
 struct tix_proc_state {
 	unsigned int nr_runnable;	/* runnable threads */
 	unsigned int counted;		/* tickets added to the user's runnable sum */
 	unsigned int uid;		/* the user they were added to */
+	unsigned int nr_threads;	/* threads known to the scheduler */
 };
 
 #endif /* __TIX_INTF_H */

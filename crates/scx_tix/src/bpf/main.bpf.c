@@ -5,59 +5,98 @@
  * tickets, per-process tickets) and Waldspurger's compensation (seed 001 §3.4).
  *
  * The lottery is an exponential race (tix_core::race, rules.h): a runnable
- * task waits in a vtime-ordered DSQ under the key T_dom + E/value, E ~ Exp(1);
- * the smallest key wins and T_dom moves to it. By memorylessness every
- * decision is a fresh lottery over the queued tasks: P(win) = v / V_dom, in
- * O(log n) through the kernel's rbtree, never a scan.
+ * task waits in a vtime-ordered DSQ under a key, the smallest key wins. A
+ * winner's next key is its own key plus E*f/value, E ~ Exp(1) drawn when it
+ * starts running and f the fraction of the slice it used (compensation: it
+ * competes with value/f until it next wins; without compensation f = 1). By
+ * memorylessness any decision among tasks at equal keys is a fresh lottery
+ * with P(win) = v/V, in O(log n) through the kernel's rbtree. Stride is the
+ * same machine with a deterministic cost: pass += used/value.
  *
- * Domains. One global DSQ holds tasks allowed on every CPU; DSQ c holds tasks
- * that cannot go everywhere (pinned, restricted affinity, per-CPU kthreads),
- * placed on one allowed CPU c. Each domain keeps its own virtual time T_dom and
- * V_dom, the sum of the values of its queued tasks (added at insert, the same
- * stored value subtracted at removal). CPU c, in ops.dispatch, has up to three
- * candidates: the head of DSQ c, the head of the global DSQ and prev if its
- * slice ran out while it is still runnable (prev is decided here, because
- * ops.dispatch runs before the expired task goes back through ops.enqueue;
- * its new key is drawn now and remembered so ops.enqueue does not redraw).
- * Lottery: a coin picks domain c with probability V_c / (V_c + V_g), prev's
- * value counted in its own domain, then the smallest key within it wins:
- * P(task) = V_dom/V * v/V_dom = v/V, an exact lottery over the union for
- * that CPU. Stride: the key is the pass; the smallest key over both domains
- * wins (no coin). Across CPUs this is one lottery per CPU over the tasks that
- * CPU may run, not a single global draw: two CPUs deciding at once may both
- * want the same global head, the loser takes the next one.
+ * Many CPUs: one shared virtual time (tix_core::vtime). Every task's key is
+ * its own last key plus its cost, so each task's wins form a Poisson process
+ * (stride: a lattice) of rate value in one virtual time that every CPU
+ * reads; CPU time follows value across CPUs with no balancing step. A key
+ * drawn from "now" instead (the per-CPU lottery this replaces) charged a
+ * task that ran on one CPU for the time other CPUs advanced meanwhile, and
+ * shares collapsed toward equal.
+ *
+ * Frames. "Now" (T, where floors are taken from) is the largest key a
+ * decision started, kept per frame: the shared DSQ's T moves with decisions
+ * for shared tasks, CPU c's T with every decision on c (its pinned tasks and
+ * the shared tasks it ran, which won against them, so are in its frame). A
+ * shared task's floor comes from the shared T, a pinned task's from its
+ * CPU's. Runs on an idle CPU found at wake-up decide nothing and move no T:
+ * with one T for all, a mostly idle CPU's wakers pushed it past a busy
+ * CPU's pinned tasks and clamped them all to their lag floors, inverting
+ * stride's order (host model: pinned_hogs_keep_their_order_...). Keys stay
+ * comparable across frames because each task's key is its own service. A
+ * runnable task's own key may lag its T by TIX_LAG_SLICES of its own
+ * slices: an infeasible weight (more than a CPU's worth) then keeps one
+ * CPU, which is the water-filled ideal, and owed service is bounded. A
+ * waking task starts no earlier than T: sleeping earns no credit. A key's
+ * lead over its frame's T is capped (about starve_ns of waiting), and a
+ * waiting task moved to another DSQ is brought into the new frame the same
+ * way, so no task waits on a frame that runs slower than the one its key
+ * came from. Chosen over per-CPU queues with weight balancing
+ * because keys stay comparable everywhere (one rule for pinned and free
+ * tasks, no migration heuristics) at the cost of one shared DSQ
+ * (contention grows with CPUs; named below).
+ *
+ * Queues. Tasks that may run on more than one CPU (all, or a subset) wait in
+ * the shared DSQ; a CPU takes the first task there it may run (scanning at
+ * most TIX_SCAN_MAX, then the kernel's own first-runnable search), so a task
+ * with partial affinity is never stranded while one of its CPUs is free.
+ * Tasks pinned to one CPU (per-CPU kthreads, pinned programs) wait in that
+ * CPU's DSQ. CPU c, in ops.dispatch, compares up to three keys: its own
+ * DSQ's head, the first shared task it may run and prev if prev's slice ran
+ * out while still runnable (prev's next key is drawn here; ops.dispatch runs
+ * before the expired task goes back through ops.enqueue, which reuses it).
+ * The smallest key runs: compensation counts wherever a decision is made.
+ *
+ * Wake-up preemption. A woken task's key is compared with the position of
+ * each running task it may displace (its key plus the cost of the time run
+ * so far); the CPU whose runner is furthest ahead of it is kicked, so a
+ * task owed service does not wait for a slice to end.
  *
  * Zepp's value of a runnable task: base(uid) * tickets(tgid) / runnable
  * tickets of the user / runnable threads of the process (threads of a process
  * split its value equally; at least 1). Maps user_base and proc_tickets are
  * written by the daemon; the runnable sums are kept in ops.runnable and
- * ops.quiescent.
+ * ops.quiescent, and a process's state lives until its last thread exits.
  *
  * Accepted races and approximations (named):
- *  - runnable sums and V_dom are updated with atomics but read without a
- *    lock: a value drawn while another CPU changes a sum may use the old sum;
- *  - values are snapshotted into a task's key and into V_dom at insert: a
- *    ticket or base change takes effect at the task's next draw (at most one
- *    slice later for a running hog);
+ *  - runnable sums, the T's and vsum (the runnable value, used to cap leads) are
+ *    updated with atomics or monotone stores and read without a lock: a key
+ *    drawn while another CPU changes them may use the old values;
+ *  - values are snapshotted at each draw: a ticket or base change takes
+ *    effect at the task's next draw (at most one slice later for a hog);
  *  - a process's ticket change while it stays runnable is folded into the
  *    user's runnable sum at its next draw (compare-and-swap on the counted
  *    value); it can race with the process going quiescent on another CPU;
- *  - the global head peeked for the coin may be taken by another CPU before
- *    this one moves it: this CPU then runs the next head of that domain;
+ *  - a CPU's running-task record (for wake-up preemption) is read by other
+ *    CPUs without a lock: a stale read kicks a CPU needlessly (it redecides
+ *    and keeps its task) or misses a kick (the woken task waits for a slice
+ *    end, as without preemption);
+ *  - the shared task peeked for the comparison may be taken by another CPU
+ *    before this one moves it; this CPU then takes the next it may run; past
+ *    TIX_SCAN_MAX tasks it may not run, a CPU takes the first it may run
+ *    without comparing keys;
  *  - policy switches while attached convert lazily: queued keys keep the old
  *    policy's meaning until their task is next drawn (within one slice each);
- *  - stride compares keys of two domains whose virtual times advance
- *    separately; a pinned task's pass is only comparable to global passes to
- *    within the drift between T_c and T_g;
- *  - starvation guard: a domain with queued tasks that no dispatch served
- *    for starve_ns is served first, so pinned tasks and kthreads cannot stall
- *    whatever the draws (changes the odds only after starve_ns of neglect);
- *  - an idle CPU found at wake-up runs the task at once (no contention there);
- *  - a key's lead over T_dom is capped at about starve_ns of the domain's
- *    service (see draw_key): only tasks whose fair wait exceeds that are
- *    affected, so no runnable task waits long enough for the watchdog;
+ *  - starvation guard: a DSQ with queued tasks that no dispatch served for
+ *    starve_ns is served first, so pinned tasks and kthreads cannot stall
+ *    whatever the draws (changes the odds only after starve_ns of neglect;
+ *    the task served moves the times as if a decision had chosen it);
+ *  - an idle CPU found at wake-up runs the task at once (no lottery there;
+ *    such runs are not counted as wins);
+ *  - a key's lead over T is capped at about starve_ns of service (see
+ *    draw_key): only tasks whose fair wait exceeds that are affected, so no
+ *    runnable task waits long enough for the watchdog;
  *  - a process that changes owner while runnable moves its tickets to the
  *    new user's runnable sum at its next draw (value_of);
+ *  - task_stats is keyed by pid: when the kernel reports a task's exit after
+ *    its pid was reused, the new task's statistics restart;
  *  - rules.h's 128-bit divisions saturate in BPF when the dividend exceeds
  *    2^64, which no input formed here can reach (see tix_div128).
  */
@@ -81,23 +120,43 @@ u64 nr_decisions;
 u64 nr_prev_kept;
 u64 nr_starve_serves;
 u64 nr_direct;
+u64 nr_preempt_kicks;
+u64 nr_lost[TIX_NR_LOST];
+s64 nr_proc_states;	/* entries in proc_state, for leak checks and tix status */
 
+/* Each frame's virtual time (by DSQ id: CPU c's, then the shared one) and
+ * the runnable tasks' summed value. */
 u64 dom_vtime[TIX_NR_DOMS];
-s64 dom_value[TIX_NR_DOMS];
+s64 vsum;
 u64 dom_served[TIX_NR_DOMS];
 
+/* What each CPU runs, for wake-up preemption (value 0: nothing of ours). */
+u64 cpu_key[TIX_MAX_CPUS];
+u64 cpu_value[TIX_MAX_CPUS];
+u64 cpu_start[TIX_MAX_CPUS];
+
+/* CPUs running a task of each frame, for the lead cap; cpu_dom[c] is the
+ * frame c's record counts in, plus one (0: none). */
+s64 dom_running[TIX_NR_DOMS];
+u32 cpu_dom[TIX_MAX_CPUS];
+
 struct task_ctx {
-	u64 key;		/* key while queued (race key or pass) */
+	u64 own;		/* key of its last win: where its next key starts */
+	u64 pending;		/* cost of its runs since then */
+	u64 e;			/* E ~ Exp(1) of its current run (lottery), Q16 */
+	u64 key;		/* key while queued */
 	u64 next_key;		/* key drawn in dispatch for an expired prev */
-	u64 value;		/* value snapshot counted in V_dom */
-	u64 pass;		/* stride pass */
+	u64 value;		/* value of its last draw: its runs are charged at it */
+	u64 vcounted;		/* value counted in vsum while runnable (0: none) */
 	u64 started_at;
 	u64 exec_at;		/* p->se.sum_exec_runtime when last charged */
-	u64 last_used;
-	u32 dom;
+	u64 run_avg;		/* smoothed run length, ns (tix_run_avg) */
+	u32 dom;		/* DSQ it waits in, or was keyed for */
 	u32 next_dom;
-	u32 queued;
 	u32 next_ready;
+	u32 queued;		/* waiting in a DSQ under key */
+	u32 requeue;		/* left a CPU still runnable: may keep its lag */
+	u32 direct;		/* runs without a decision (idle CPU at wake-up) */
 };
 
 struct {
@@ -185,19 +244,23 @@ static u32 task_uid(struct task_struct *p)
 	return BPF_CORE_READ(p, real_cred, uid.val);
 }
 
+/* The DSQ p waits in: its CPU's when it may run on one CPU only. */
 static u32 dom_of(struct task_struct *p)
 {
 	s32 cpu;
 
-	if (p->nr_cpus_allowed >= nr_cpus)
+	if (p->nr_cpus_allowed != 1)
 		return TIX_GLOBAL_DSQ;
-	/* Stay where the task is when allowed: keeps caches and is cheap. */
-	cpu = scx_bpf_task_cpu(p);
-	if (cpu < 0 || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-		cpu = bpf_cpumask_any_distribute(p->cpus_ptr);
+	cpu = bpf_cpumask_first(p->cpus_ptr);
 	if (cpu < 0 || cpu >= TIX_MAX_CPUS || cpu >= nr_cpus)
 		return TIX_GLOBAL_DSQ;
 	return cpu;
+}
+
+static void lost(u32 table)
+{
+	if (table < TIX_NR_LOST)
+		__sync_fetch_and_add(&nr_lost[table], 1);
 }
 
 static struct tix_proc_state *proc_state_get(u32 tgid)
@@ -207,7 +270,8 @@ static struct tix_proc_state *proc_state_get(u32 tgid)
 	ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	if (ps)
 		return ps;
-	bpf_map_update_elem(&proc_state, &tgid, &zero, BPF_NOEXIST);
+	if (!bpf_map_update_elem(&proc_state, &tgid, &zero, BPF_NOEXIST))
+		__sync_fetch_and_add(&nr_proc_states, 1);
 	return bpf_map_lookup_elem(&proc_state, &tgid);
 }
 
@@ -267,8 +331,13 @@ static u64 value_of(struct task_struct *p)
 	if (b)
 		base = *b;
 	tickets = tickets_of(p);
-	ps = proc_state_get(tgid);
-	if (ps) {
+	ps = bpf_map_lookup_elem(&proc_state, &tgid);
+	if (!ps)
+		/* Table full (counted in nr_lost): its tickets are in no sum, and
+		 * b*p/t without them would overstate it, up to the whole base
+		 * for each such process. The least value is the safe side. */
+		return 1;
+	{
 		u32 ouid = ps->uid;
 
 		prt = ps->nr_runnable;
@@ -294,7 +363,10 @@ static u64 value_of(struct task_struct *p)
 		}
 	}
 	rt = bpf_map_lookup_elem(&user_rt, &uid);
-	if (rt && *rt > 0)
+	if (!rt)
+		/* The user's sum could not be created (user table full). */
+		return 1;
+	if (*rt > 0)
 		urt = *rt;
 	if (urt < tickets)
 		/* The sum lags (race above): never worth more than the base. */
@@ -302,65 +374,123 @@ static u64 value_of(struct task_struct *p)
 	return tix_bpf_task_value(base, tickets, urt, prt);
 }
 
-/*
- * Draw the key of p for a queue in domain dom. The lead over T_dom is capped
- * at what the domain's virtual time gains in about starve_ns of service
- * (stride: starve_ns << 16 / V; lottery: starve_ns/slice draws of mean
- * 2^36 / V each), so a task whose fair wait would exceed starve_ns (a share
- * below slice/starve_ns, or a stride debt from a long run) waits about that
- * long instead and the watchdog never sees it stall. Only such tasks are
- * affected (named approximation); a capped stride task forgets its excess.
- */
-static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, u64 value)
+/* What one of its runs costs a task of this value, in keys, E at its mean:
+ * a full slice, or its mean run when longer (the lag bank counts runs). */
+static u64 one_run(u64 value, u64 avg)
 {
-	u64 t = 0, lead, cap, v = value;
-	s64 vd = 0;
+	u64 len = avg > slice_ns ? avg : slice_ns;
 
-	if (dom < TIX_NR_DOMS) {
-		t = dom_vtime[dom];
-		vd = dom_value[dom];
-	}
-	if (vd > 0)
-		v += vd;
-	if (v < 1)
-		v = 1;
-	if (policy == TIX_POLICY_STRIDE) {
-		tctx->pass = tix_wake_pass(tctx->pass, t);
-		cap = (starve_ns << 16) / v;
-		if (tctx->pass - t > cap)
-			tctx->pass = t + cap;
-		return tctx->pass;
-	}
-	lead = tix_bpf_race_delta(tix_bpf_neg_ln_q16(bpf_get_prandom_u32()),
-				  value, tctx->last_used, slice_ns, compensate);
-	cap = ((starve_ns / (slice_ns ? slice_ns : 1)) << 36) / v;
-	if (lead > cap)
-		lead = cap;
-	return tix_sat_add(t, lead);
+	if (policy == TIX_POLICY_STRIDE)
+		return tix_bpf_pass_delta(len, value);
+	return tix_bpf_race_delta(1ULL << 16, value, len, slice_ns, compensate);
+}
+
+/* The cost of running used ns at value with the run's E. */
+static u64 run_cost(u64 e, u64 value, u64 used)
+{
+	if (policy == TIX_POLICY_STRIDE)
+		return tix_bpf_pass_delta(used, value);
+	if (!compensate)
+		/* Charged whole at the win (start_run): every run costs a slice. */
+		return 0;
+	return tix_bpf_race_delta(e, value, used, slice_ns, 1);
+}
+
+static u64 vtime_now(u32 dom)
+{
+	return dom < TIX_NR_DOMS ? *(volatile u64 *)&dom_vtime[dom] : 0;
 }
 
 static void advance_vtime(u32 dom, u64 key)
 {
-	if (dom >= TIX_NR_DOMS)
-		return;
 	/* Plain store, monotone check: two CPUs racing leave the larger or the
-	 * smaller of two nearby keys; either is a valid "now" for the race. */
-	if ((s64)(key - dom_vtime[dom]) > 0)
+	 * smaller of two nearby keys; either is a valid "now". */
+	if (dom < TIX_NR_DOMS && (s64)(key - vtime_now(dom)) > 0)
 		dom_vtime[dom] = key;
 }
 
-/* Remove p's value from its domain once, whoever gets here first. */
-static void unqueue(struct task_ctx *tctx)
+/*
+ * Draw p's next key (tix_core::vtime::next_key). requeue: p left a CPU
+ * still runnable and may keep up to TIX_LAG_SLICES of lag; a waking task
+ * starts at T. The lead over T is capped at what T gains in about starve_ns
+ * of one CPU's service (tix_lead_cap), so a task whose fair wait would
+ * exceed starve_ns (a share below slice/starve_ns) waits about that long
+ * instead and the watchdog never sees it stall. Only draws beyond the cap
+ * are affected (named approximation); a capped task forgets its excess.
+ */
+static u64 lead_cap_now(u64 value, u32 dom)
 {
-	u32 dom = tctx->dom;
+	s64 vs = *(volatile s64 *)&vsum, n = 0, *cnt;
+	u64 v = vs > (s64)value ? (u64)vs : value;
 
-	if (!__sync_bool_compare_and_swap(&tctx->queued, 1, 0))
-		return;
-	if (dom < TIX_NR_DOMS)
-		__sync_fetch_and_sub(&dom_value[dom], (s64)tctx->value);
+	/* ARRAY_ELEM_PTR: the bound check clang would move off the index. */
+	cnt = ARRAY_ELEM_PTR(dom_running, dom, TIX_NR_DOMS);
+	if (cnt)
+		n = *(volatile s64 *)cnt;
+	return tix_lead_cap(policy == TIX_POLICY_STRIDE, starve_ns, slice_ns, v,
+			    n > 0 ? (u64)n : 0);
 }
 
-/* Charge the time p ran since started_at: stats, histogram, stride pass. */
+/* Count cpu's run in frame dom (TIX_NR_DOMS: cpu runs nothing of ours).
+ * Only cpu itself writes its record; the counts are atomics. */
+static void set_serving(u32 c, u32 dom)
+{
+	s64 *cnt;
+	u32 old;
+
+	if (c >= TIX_MAX_CPUS)
+		return;
+	old = cpu_dom[c];
+	if (old == dom + 1)
+		return;
+	cnt = old ? ARRAY_ELEM_PTR(dom_running, old - 1, TIX_NR_DOMS) : NULL;
+	if (cnt)
+		__sync_fetch_and_sub(cnt, 1);
+	cnt = ARRAY_ELEM_PTR(dom_running, dom, TIX_NR_DOMS);
+	if (cnt) {
+		__sync_fetch_and_add(cnt, 1);
+		cpu_dom[c] = dom + 1;
+	} else {
+		cpu_dom[c] = 0;
+	}
+}
+
+static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool requeue)
+{
+	u64 value = value_of(p), t = vtime_now(dom), lag = 0, key;
+
+	if (tctx->vcounted) {
+		__sync_fetch_and_add(&vsum, (s64)value - (s64)tctx->vcounted);
+		tctx->vcounted = value;
+	}
+	if (requeue)
+		lag = tix_lag_bound(one_run(value, tctx->run_avg));
+	if (policy == TIX_POLICY_STRIDE)
+		key = tix_next_pass(tctx->own, t, lag, tctx->pending);
+	else
+		key = tix_next_key(tctx->own, t, lag, tctx->pending);
+	tctx->pending = 0;
+	tctx->value = value;
+	return tix_cap_lead(key, t, lead_cap_now(value, dom));
+}
+
+/*
+ * A key drawn in one frame, kept while its task moves to another DSQ
+ * (affinity change while waiting): held within the new frame's lag and lead
+ * cap. Frames' times drift apart (a CPU of light tasks runs its time fast);
+ * a key kept as is could wait for a slow frame to catch up, past the
+ * watchdog (stress-ng's affinity workers were stalled 11.7 s so), or
+ * monopolise a CPU whose time is far ahead.
+ */
+static u64 reframe(struct task_ctx *tctx, u64 key, u32 dom)
+{
+	u64 t = vtime_now(dom);
+
+	key = tix_next_key(key, t, tix_lag_bound(one_run(tctx->value, tctx->run_avg)), 0);
+	return tix_cap_lead(key, t, lead_cap_now(tctx->value, dom));
+}
+
+/* Charge the time p ran since it was last charged: stats, histogram, cost. */
 static void charge(struct task_struct *p, struct task_ctx *tctx, u64 now)
 {
 	struct tix_task_stat *st;
@@ -376,9 +506,9 @@ static void charge(struct task_struct *p, struct task_ctx *tctx, u64 now)
 		return;
 	used = sum - tctx->exec_at;
 	tctx->exec_at = sum;
+	tctx->run_avg = tix_run_avg(tctx->run_avg, used);
 	tctx->started_at = now;
-	tctx->last_used = used;
-	tctx->pass = tix_sat_add(tctx->pass, tix_bpf_pass_delta(used, tctx->value));
+	tctx->pending = tix_sat_add(tctx->pending, run_cost(tctx->e, tctx->value, used));
 	bucket = slice_ns ? used * TIX_HIST_BUCKETS / slice_ns : 0;
 	if (bucket >= TIX_HIST_BUCKETS)
 		bucket = TIX_HIST_BUCKETS - 1;
@@ -410,9 +540,93 @@ static void count_win(struct task_struct *p, u64 value)
 	if (!us) {
 		bpf_map_update_elem(&user_stats, &uid, &zero, BPF_NOEXIST);
 		us = bpf_map_lookup_elem(&user_stats, &uid);
+		if (!us)
+			lost(TIX_LOST_USER_STATS);
 	}
 	if (us)
 		__sync_fetch_and_add(&us->wins, 1);
+}
+
+/*
+ * p starts a run on cpu with key: the key becomes its own, its frame's T
+ * and cpu's move to it (if a decision chose it), the run's E is drawn and
+ * the CPU's record is published for preemption.
+ */
+static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
+		      u64 key, u64 now)
+{
+	u32 c = cpu;
+
+	tctx->own = key;
+	/* A run on an idle CPU found at wake-up decided nothing: it moves no
+	 * time (see Frames in the header). */
+	if (!tctx->direct) {
+		advance_vtime(tctx->dom, key);
+		advance_vtime(c, key);
+	}
+	tctx->e = policy == TIX_POLICY_STRIDE ? 1ULL << 16 :
+		  tix_bpf_neg_ln_q16(bpf_get_prandom_u32());
+	if (policy != TIX_POLICY_STRIDE && !compensate)
+		tctx->pending = tix_sat_add(tctx->pending,
+			tix_bpf_race_delta(tctx->e, tctx->value, 0, slice_ns, 0));
+	set_serving(c, tctx->dom);
+	if (c < TIX_MAX_CPUS) {
+		cpu_key[c] = key;
+		cpu_start[c] = now;
+		cpu_value[c] = tctx->value ? tctx->value : 1;
+	}
+	if (tctx->direct)
+		tctx->direct = 0;
+	else
+		count_win(p, tctx->value);
+}
+
+/*
+ * Where the task running on cpu stands now: its key plus the expected cost
+ * of the time run so far (E at its mean). Not its own draw: ranking victims
+ * by it would cut short exactly the runs that drew a large E, and the cut
+ * task would start again with a fresh one, escaping the draw (light tasks,
+ * furthest ahead most often, gained that way on 4 vCPUs).
+ */
+static u64 cpu_position(u32 c, u64 now)
+{
+	u64 v = cpu_value[c], start = cpu_start[c], ran;
+
+	ran = now > start ? now - start : 0;
+	if (policy == TIX_POLICY_STRIDE)
+		return tix_sat_add(cpu_key[c], tix_bpf_pass_delta(ran, v));
+	if (!compensate)
+		ran = slice_ns;
+	return tix_sat_add(cpu_key[c], tix_bpf_race_delta(1ULL << 16, v, ran, slice_ns, 1));
+}
+
+/*
+ * A woken p (key) with no idle CPU: kick the CPU it may use whose runner is
+ * furthest ahead of it, if any is ahead.
+ */
+static void preempt_for(struct task_struct *p, u64 key, u32 dom)
+{
+	u64 now = bpf_ktime_get_ns(), gap = 0, pos;
+	s32 best = -1;
+	u32 c;
+
+	bpf_for(c, 0, TIX_MAX_CPUS) {
+		if (c >= nr_cpus)
+			break;
+		if (dom != TIX_GLOBAL_DSQ && c != dom)
+			continue;
+		if (!cpu_value[c] || !bpf_cpumask_test_cpu(c, p->cpus_ptr))
+			continue;
+		pos = cpu_position(c, now);
+		if (pos > key && pos - key > gap) {
+			gap = pos - key;
+			best = c;
+		}
+	}
+	if (best >= 0) {
+		__sync_fetch_and_add(&nr_preempt_kicks, 1);
+		scx_bpf_kick_cpu(best, SCX_KICK_PREEMPT);
+	}
 }
 
 s32 BPF_STRUCT_OPS(tix_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -424,9 +638,14 @@ s32 BPF_STRUCT_OPS(tix_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (is_idle) {
 		struct task_ctx *tctx = lookup_ctx(p);
 
-		/* No draw on an idle CPU, but its run is charged at this value. */
-		if (tctx)
-			tctx->value = value_of(p);
+		/* No decision on an idle CPU; the run is keyed and charged as
+		 * if it had won at T. */
+		if (tctx) {
+			tctx->dom = dom_of(p);
+			tctx->key = draw_key(p, tctx, tctx->dom, false);
+			tctx->direct = 1;
+			tctx->queued = 0;
+		}
 		__sync_fetch_and_add(&nr_direct, 1);
 		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
 	}
@@ -437,7 +656,8 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_ctx(p);
 	u32 dom = dom_of(p);
-	u64 value, key;
+	bool kicked = false;
+	u64 key;
 	s32 cpu;
 
 	if (!tctx) {
@@ -446,38 +666,42 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	if (dom >= TIX_NR_DOMS)
 		dom = TIX_GLOBAL_DSQ;
-	if (tctx->next_ready && tctx->next_dom == dom) {
+	if (tctx->next_ready) {
 		/* prev lost in dispatch: its key is already drawn (and charged). */
-		value = tctx->value;
 		key = tctx->next_key;
+		if (tctx->next_dom != dom)
+			key = reframe(tctx, key, dom);
+	} else if (tctx->queued) {
+		/* Re-enqueued while waiting (affinity, nice, cgroup change): it
+		 * keeps its place, in its new frame if its DSQ changed. */
+		key = tctx->key;
+		if (tctx->dom != dom)
+			key = reframe(tctx, key, dom);
 	} else {
-		value = value_of(p);
-		key = draw_key(p, tctx, dom, value);
+		key = draw_key(p, tctx, dom, tctx->requeue);
 	}
 	tctx->next_ready = 0;
+	tctx->requeue = 0;
+	tctx->direct = 0;
 	tctx->key = key;
-	tctx->value = value;
 	tctx->dom = dom;
-	__sync_fetch_and_add(&dom_value[dom], (s64)value);
 	tctx->queued = 1;
 	scx_bpf_dsq_insert_vtime(p, dom, slice_ns, key, enq_flags);
 
 	if (dom != TIX_GLOBAL_DSQ) {
 		/* Only CPU dom drains this DSQ: make sure it looks. */
-		scx_bpf_kick_cpu(dom, SCX_KICK_IDLE);
+		kicked = scx_bpf_test_and_clear_cpu_idle(dom);
+		if (kicked)
+			scx_bpf_kick_cpu(dom, SCX_KICK_IDLE);
 	} else {
 		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-		if (cpu >= 0)
+		if (cpu >= 0) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			kicked = true;
+		}
 	}
-}
-
-void BPF_STRUCT_OPS(tix_dequeue, struct task_struct *p, u64 deq_flags)
-{
-	struct task_ctx *tctx = lookup_ctx(p);
-
-	if (tctx)
-		unqueue(tctx);
+	if (!kicked && (enq_flags & SCX_ENQ_WAKEUP))
+		preempt_for(p, key, dom);
 }
 
 static u64 head_key(u64 dsq, bool *found)
@@ -488,11 +712,35 @@ static u64 head_key(u64 dsq, bool *found)
 	return p ? p->scx.dsq_vtime : 0;
 }
 
-static bool take(u32 dom, u64 key, u64 now)
+/*
+ * The key of the first task in the shared DSQ that cpu may run, looking at
+ * no more than TIX_SCAN_MAX tasks. *any: the DSQ held tasks at all.
+ */
+static u64 shared_key(s32 cpu, bool *found, bool *any)
+{
+	struct task_struct *p;
+	u64 key = 0;
+	u32 n = 0;
+
+	*found = false;
+	*any = false;
+	bpf_for_each(scx_dsq, p, TIX_GLOBAL_DSQ, 0) {
+		*any = true;
+		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+			key = p->scx.dsq_vtime;
+			*found = true;
+			break;
+		}
+		if (++n >= TIX_SCAN_MAX)
+			break;
+	}
+	return key;
+}
+
+static bool take(u32 dom, u64 now)
 {
 	if (!scx_bpf_dsq_move_to_local(dom, 0))
 		return false;
-	advance_vtime(dom, key);
 	if (dom < TIX_NR_DOMS)
 		dom_served[dom] = now;
 	return true;
@@ -500,12 +748,11 @@ static bool take(u32 dom, u64 key, u64 now)
 
 void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 {
-	u64 now = bpf_ktime_get_ns(), kc = 0, kg = 0, kp = 0, vp = 0, r;
-	s64 vc = 0, vg = 0;
+	u64 now = bpf_ktime_get_ns(), kl = 0, kg = 0, kp = 0;
+	bool hl = false, hg = false, ag = false, hp = false;
 	struct task_ctx *pctx = NULL;
-	bool hc = false, hg = false, pc = false, pg = false, pick_c, p_first, h_first;
-	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ, first, second;
-	u64 kf, ks;
+	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ;
+	int pick; /* 0 prev, 1 local, 2 shared */
 
 	if (cdom >= TIX_MAX_CPUS)
 		return;
@@ -518,113 +765,105 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		pdom = dom_of(prev);
 		if (pdom >= TIX_NR_DOMS)
 			pdom = TIX_GLOBAL_DSQ;
-		vp = value_of(prev);
-		pctx->value = vp;
-		kp = draw_key(prev, pctx, pdom, vp);
+		kp = draw_key(prev, pctx, pdom, true);
 		pctx->next_key = kp;
 		pctx->next_dom = pdom;
 		pctx->next_ready = 1;
-		pc = pdom == cdom;
-		pg = pdom == TIX_GLOBAL_DSQ;
+		hp = true;
 	}
 
-	kc = head_key(cdom, &hc);
-	kg = head_key(TIX_GLOBAL_DSQ, &hg);
-	vc = dom_value[cdom & (TIX_MAX_CPUS - 1)] + (pc ? (s64)vp : 0);
-	vg = dom_value[TIX_GLOBAL_DSQ] + (pg ? (s64)vp : 0);
-	if (vc < 1)
-		vc = 1;
-	if (vg < 1)
-		vg = 1;
+	kl = head_key(cdom, &hl);
+	kg = shared_key(cpu, &hg, &ag);
 
-	if (!hc && !hg && !pc && !pg)
-		return;
-
-	/* Neglected domain first: pinned tasks and kthreads never stall. */
-	if (hc && now - dom_served[cdom & (TIX_MAX_CPUS - 1)] > starve_ns &&
-	    take(cdom, kc, now)) {
+	/* Neglected DSQ first: pinned tasks and kthreads never stall. */
+	if (hl && now - dom_served[cdom] > starve_ns && take(cdom, now)) {
 		__sync_fetch_and_add(&nr_starve_serves, 1);
 		return;
 	}
-	if (hg && now - dom_served[TIX_GLOBAL_DSQ] > starve_ns &&
-	    take(TIX_GLOBAL_DSQ, kg, now)) {
+	if (ag && now - dom_served[TIX_GLOBAL_DSQ] > starve_ns &&
+	    take(TIX_GLOBAL_DSQ, now)) {
 		__sync_fetch_and_add(&nr_starve_serves, 1);
 		return;
 	}
 
-	if ((hc || pc) && (hg || pg)) {
-		if (policy == TIX_POLICY_STRIDE) {
-			u64 mc = hc ? kc : kp, mg = hg ? kg : kp;
+	/* The smallest key runs; prev wins ties (no needless switch). */
+	pick = -1;
+	if (hp)
+		pick = 0;
+	if (hl && (pick < 0 || kl < kp))
+		pick = 1;
+	if (hg && (pick < 0 || kg < (pick == 1 ? kl : kp)))
+		pick = 2;
 
-			if (pc && kp < mc)
-				mc = kp;
-			if (pg && kp < mg)
-				mg = kp;
-			pick_c = mc <= mg;
-		} else {
-			r = ((u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32();
-			pick_c = r % (u64)(vc + vg) < (u64)vc;
-		}
-	} else {
-		pick_c = hc || pc;
+	if (pick == 1 && take(cdom, now))
+		return;
+	if (pick == 2 && take(TIX_GLOBAL_DSQ, now))
+		return;
+	if (pick > 0 && !hp) {
+		/* The chosen head vanished (another CPU took it): anything else. */
+		if (take(cdom, now) || take(TIX_GLOBAL_DSQ, now))
+			return;
 	}
+	if (pick < 0 && ag && take(TIX_GLOBAL_DSQ, now))
+		/* Nothing seen in the scan window: the kernel's first-runnable. */
+		return;
+	if (!hp)
+		return;
 
-	/* The chosen domain first, then the other one if its head vanished. */
-	first = pick_c ? cdom : TIX_GLOBAL_DSQ;
-	second = pick_c ? TIX_GLOBAL_DSQ : cdom;
-	kf = pick_c ? kc : kg;
-	ks = pick_c ? kg : kc;
-	p_first = pick_c ? pc : pg;
-	h_first = pick_c ? hc : hg;
-	if (p_first && (!h_first || kp <= kf))
-		goto keep_prev;
-	if (take(first, kf, now))
-		return;
-	/* The chosen head vanished (another CPU took it): prev, if runnable,
-	 * keeps the CPU without comparing it with the other domain's head. */
-	if (pctx || !take(second, ks, now))
-		goto keep_prev;
-	return;
-keep_prev:
-	if (!pctx)
-		return;
-	/* prev wins: it keeps the CPU with a fresh slice; no enqueue follows. */
+	/* prev keeps the CPU with a fresh slice; no enqueue follows. */
 	pctx->next_ready = 0;
-	advance_vtime(pdom, kp);
 	if (pdom < TIX_NR_DOMS)
 		dom_served[pdom] = now;
 	scx_bpf_task_set_slice(prev, slice_ns);
 	__sync_fetch_and_add(&nr_prev_kept, 1);
-	count_win(prev, vp);
+	pctx->dom = pdom;
+	start_run(prev, pctx, cpu, kp, now);
 }
 
 void BPF_STRUCT_OPS(tix_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_ctx(p);
+	u64 now = bpf_ktime_get_ns();
 
 	if (!tctx)
 		return;
-	unqueue(tctx);
-	tctx->started_at = bpf_ktime_get_ns();
+	tctx->queued = 0;
+	tctx->next_ready = 0;
+	tctx->started_at = now;
 	tctx->exec_at = p->se.sum_exec_runtime;
-	count_win(p, tctx->value);
+	start_run(p, tctx, scx_bpf_task_cpu(p), tctx->key, now);
 }
 
 void BPF_STRUCT_OPS(tix_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tctx = lookup_ctx(p);
+	u32 c = scx_bpf_task_cpu(p);
 
-	if (tctx)
-		charge(p, tctx, bpf_ktime_get_ns());
+	if (c < TIX_MAX_CPUS)
+		cpu_value[c] = 0;
+	set_serving(c, TIX_NR_DOMS);
+	if (!tctx)
+		return;
+	charge(p, tctx, bpf_ktime_get_ns());
+	if (runnable)
+		tctx->requeue = 1;
 }
 
 void BPF_STRUCT_OPS(tix_runnable, struct task_struct *p, u64 enq_flags)
 {
+	struct task_ctx *tctx = lookup_ctx(p);
 	u32 tgid = p->tgid;
-	struct tix_proc_state *ps = proc_state_get(tgid);
+	/* Looked up, not created: only init_task creates (and counts threads
+	 * in) an entry, so a process that found the table full stays out. */
+	struct tix_proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	u32 tickets;
 	s64 *rt;
 
+	if (tctx && !tctx->vcounted) {
+		/* Counted at its last value until its next draw refreshes it. */
+		tctx->vcounted = tctx->value ? tctx->value : 1;
+		__sync_fetch_and_add(&vsum, (s64)tctx->vcounted);
+	}
 	if (!ps)
 		return;
 	if (__sync_fetch_and_add(&ps->nr_runnable, 1) == 0) {
@@ -635,26 +874,41 @@ void BPF_STRUCT_OPS(tix_runnable, struct task_struct *p, u64 enq_flags)
 		rt = user_rt_get(ps->uid);
 		if (rt)
 			__sync_fetch_and_add(rt, (s64)tickets);
+		else
+			lost(TIX_LOST_USER_RT);
 	}
+}
+
+/* The last runnable thread of ps's process leaves: its tickets leave the sum. */
+static void proc_leaves(struct tix_proc_state *ps)
+{
+	u32 uid = ps->uid;
+	s64 *rt = bpf_map_lookup_elem(&user_rt, &uid);
+
+	if (rt)
+		__sync_fetch_and_sub(rt, (s64)ps->counted);
 }
 
 void BPF_STRUCT_OPS(tix_quiescent, struct task_struct *p, u64 deq_flags)
 {
-	u32 tgid = p->tgid, uid;
+	u32 tgid = p->tgid;
 	struct tix_proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	struct task_ctx *tctx = lookup_ctx(p);
-	s64 *rt;
 
-	if (tctx)
+	if (tctx) {
+		/* queued stays: a waiting task dequeued for a property change
+		 * (affinity, nice, cgroup) keeps its key at its next enqueue. */
 		tctx->next_ready = 0;
+		tctx->requeue = 0;
+		if (tctx->vcounted) {
+			__sync_fetch_and_sub(&vsum, (s64)tctx->vcounted);
+			tctx->vcounted = 0;
+		}
+	}
 	if (!ps || !ps->nr_runnable)
 		return;
-	if (__sync_fetch_and_sub(&ps->nr_runnable, 1) == 1) {
-		uid = ps->uid;
-		rt = bpf_map_lookup_elem(&user_rt, &uid);
-		if (rt)
-			__sync_fetch_and_sub(rt, (s64)ps->counted);
-	}
+	if (__sync_fetch_and_sub(&ps->nr_runnable, 1) == 1)
+		proc_leaves(ps);
 }
 
 s32 BPF_STRUCT_OPS(tix_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -662,15 +916,19 @@ s32 BPF_STRUCT_OPS(tix_init_task, struct task_struct *p, struct scx_init_task_ar
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct tix_task_stat st = {};
 	struct tix_proc_tickets *t;
+	struct tix_proc_state *ps;
 	struct task_ctx *tctx;
 	u32 pid = p->pid, tgid = p->tgid;
 
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
 		return -ENOMEM;
+	/* A new task starts at the present, not at the beginning of time. */
+	tctx->own = vtime_now(TIX_GLOBAL_DSQ);
 	st.tgid = tgid;
 	st.uid = task_uid(p);
-	bpf_map_update_elem(&task_stats, &pid, &st, BPF_ANY);
+	if (bpf_map_update_elem(&task_stats, &pid, &st, BPF_ANY))
+		lost(TIX_LOST_TASK_STATS);
 
 	/* A new process (not a thread) inherits its parent's tickets. At fork
 	 * time the parent is the current task. */
@@ -682,19 +940,31 @@ s32 BPF_STRUCT_OPS(tix_init_task, struct task_struct *p, struct scx_init_task_ar
 			bpf_map_update_elem(&proc_tickets, &tgid, &v, BPF_ANY);
 		}
 	}
+	ps = proc_state_get(tgid);
+	if (ps)
+		__sync_fetch_and_add(&ps->nr_threads, 1);
+	else
+		lost(TIX_LOST_PROC_STATE);
 	return 0;
 }
 
 void BPF_STRUCT_OPS(tix_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
 	u32 pid = p->pid, tgid = p->tgid;
+	struct tix_proc_state *ps;
 
 	bpf_map_delete_elem(&task_stats, &pid);
-	if (pid == tgid) {
-		/* The leader exits: the pid may be reused by another process. */
-		bpf_map_delete_elem(&proc_tickets, &tgid);
-		bpf_map_delete_elem(&proc_state, &tgid);
+	ps = bpf_map_lookup_elem(&proc_state, &tgid);
+	if (!ps || __sync_fetch_and_sub(&ps->nr_threads, 1) != 1)
+		return;
+	/* The process's last thread: its tgid may now be reused. */
+	if (ps->nr_runnable) {
+		ps->nr_runnable = 0;
+		proc_leaves(ps);
 	}
+	if (!bpf_map_delete_elem(&proc_state, &tgid))
+		__sync_fetch_and_sub(&nr_proc_states, 1);
+	bpf_map_delete_elem(&proc_tickets, &tgid);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(tix_init)
@@ -722,7 +992,6 @@ void BPF_STRUCT_OPS(tix_exit, struct scx_exit_info *ei)
 SCX_OPS_DEFINE(tix_ops,
 	       .select_cpu	= (void *)tix_select_cpu,
 	       .enqueue		= (void *)tix_enqueue,
-	       .dequeue		= (void *)tix_dequeue,
 	       .dispatch	= (void *)tix_dispatch,
 	       .runnable	= (void *)tix_runnable,
 	       .running		= (void *)tix_running,

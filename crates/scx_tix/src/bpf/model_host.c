@@ -1,90 +1,286 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * model_host.c - a host model of one scx_tix domain, driven by tests with
- * the same events as tix-core's schedulers: tasks wake (ops.enqueue: key =
- * max(pass, T) for stride, T + race delta for lottery), the smallest key is
- * dispatched (T moves to it; equal keys leave in insertion order, as in a
- * vtime DSQ), the runner is charged (ops.stopping: pass += used/value) and
- * re-enqueued or blocks. Uses rules.h exactly as main.bpf.c does.
+ * model_host.c - a host model of scx_tix on N CPUs, driven by tests with the
+ * events main.bpf.c sees: a task wakes (ops.enqueue, no lag), a CPU's slice
+ * ends with its task still runnable (ops.dispatch with prev: prev's next key
+ * is drawn with lag and compared with the queue, prev winning ties), a task
+ * leaves a CPU (ops.stopping: blocks, or is requeued with lag), an empty CPU
+ * takes the smallest key it may run (equal keys in insertion order, as in a
+ * vtime DSQ), a task woken onto an idle CPU runs there at once (decides
+ * nothing). A task starting a run makes its key its own and draws its run's
+ * E; a decision moves the frames' times to its key. Uses rules.h's functions
+ * exactly as main.bpf.c does; one queue with affinity masks stands for the
+ * shared and per-CPU DSQs (keys are comparable across them, which is the
+ * point); floors and lead caps come from the frames main.bpf.c uses.
  */
 #define TIX_RULES_BOUNDED 1
 #include "rules.h"
 
 #define TIX_M_MAX 64
+#define TIX_M_CPUS 64
 
 struct tix_model {
 	u64 value[TIX_M_MAX];
-	u64 pass[TIX_M_MAX];
+	u64 own[TIX_M_MAX];
+	u64 pending[TIX_M_MAX];
+	u64 e[TIX_M_MAX];
+	u64 run_avg[TIX_M_MAX];
 	u64 key[TIX_M_MAX];
 	u64 seq[TIX_M_MAX];
-	u64 last_used[TIX_M_MAX];
+	u64 cpus[TIX_M_MAX];
 	int queued[TIX_M_MAX];
-	u64 vt;
+	int running[TIX_M_CPUS];
+	int runnable[TIX_M_MAX];
+	u64 vt[TIX_M_CPUS + 1];
+	u64 starve_ns;
 	u64 seqno;
 	u64 slice_ns;
 	int stride;
 	int compensate;
+	int ncpus;
+	int from_now;
 };
 
 static struct tix_model M;
 
-void tix_m_reset(int stride, u64 slice_ns, int compensate)
+void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 {
 	int i;
 
 	for (i = 0; i < TIX_M_MAX; i++) {
-		M.value[i] = M.pass[i] = M.key[i] = M.seq[i] = 0;
-		M.last_used[i] = slice_ns;
+		M.value[i] = M.own[i] = M.pending[i] = M.e[i] = M.run_avg[i] = 0;
+		M.key[i] = M.seq[i] = 0;
+		M.cpus[i] = ~0ULL;
 		M.queued[i] = 0;
+		M.runnable[i] = 0;
 	}
-	M.vt = M.seqno = 0;
+	for (i = 0; i < TIX_M_CPUS; i++)
+		M.running[i] = -1;
+	for (i = 0; i <= TIX_M_CPUS; i++)
+		M.vt[i] = 0;
+	M.seqno = 0;
 	M.slice_ns = slice_ns;
 	M.stride = stride;
 	M.compensate = compensate;
+	M.ncpus = ncpus < 1 ? 1 : ncpus > TIX_M_CPUS ? TIX_M_CPUS : ncpus;
+	M.from_now = 0;
+	M.starve_ns = 500000000;
 }
 
-void tix_m_set_value(int i, u64 v) { M.value[i] = v; }
+void tix_m_set_starve(u64 ns) { M.starve_ns = ns; }
 
-/* ops.enqueue of task i; rnd is bpf_get_prandom_u32()'s draw (lottery). */
-void tix_m_enqueue(int i, u32 rnd)
+void tix_m_set_value(int i, u64 v) { M.value[i] = v; }
+/* main.bpf.c's dom_of: one CPU's DSQ for a task allowed on one CPU, else
+ * the shared one (index TIX_M_CPUS here). */
+static int dom_of(int i)
 {
-	if (M.stride) {
-		M.pass[i] = tix_wake_pass(M.pass[i], M.vt);
-		M.key[i] = M.pass[i];
-	} else {
-		M.key[i] = tix_sat_add(M.vt, tix_race_delta(tix_neg_ln_q16(rnd),
-				M.value[i], M.last_used[i], M.slice_ns, M.compensate));
+	u64 m = M.cpus[i] & (M.ncpus >= 64 ? ~0ULL : (1ULL << M.ncpus) - 1);
+	int c;
+
+	if (m && !(m & (m - 1)))
+		for (c = 0; c < M.ncpus; c++)
+			if ((m >> c) & 1)
+				return c;
+	return TIX_M_CPUS;
+}
+
+/* The rule main.bpf.c had before its shared virtual time: every key drawn
+ * from T (own = T, no lag). Kept so a test can show the checks tell the
+ * two apart. */
+void tix_m_set_from_now(int on) { M.from_now = on; }
+
+/* main.bpf.c's init_task: a new task starts at the shared frame's present. */
+void tix_m_spawn(int i) { M.own[i] = M.vt[TIX_M_CPUS]; }
+
+/* main.bpf.c's one_run / run_cost / draw_key. */
+static u64 one_run(int i)
+{
+	u64 len = M.run_avg[i] > M.slice_ns ? M.run_avg[i] : M.slice_ns;
+
+	if (M.stride)
+		return tix_pass_delta(len, M.value[i]);
+	return tix_race_delta(1ULL << 16, M.value[i], len, M.slice_ns, M.compensate);
+}
+
+/* main.bpf.c's lead_cap_now: the runnable value, and the CPUs running a
+ * task of frame (dom_running). */
+static u64 lead_cap(int frame)
+{
+	u64 vsum = 0, serving = 0;
+	int j;
+
+	for (j = 0; j < TIX_M_MAX; j++)
+		if (M.runnable[j])
+			vsum += M.value[j];
+	for (j = 0; j < M.ncpus; j++)
+		if (M.running[j] >= 0 && dom_of(M.running[j]) == frame)
+			serving++;
+	return tix_lead_cap(M.stride, M.starve_ns, M.slice_ns, vsum, serving);
+}
+
+static u64 draw(int i, int requeue)
+{
+	u64 lag = requeue ? tix_lag_bound(one_run(i)) : 0, k;
+	u64 vt = M.vt[dom_of(i)];
+
+	if (M.from_now) {
+		M.own[i] = vt;
+		lag = 0;
 	}
+
+	if (M.stride)
+		k = tix_next_pass(M.own[i], vt, lag, M.pending[i]);
+	else
+		k = tix_next_key(M.own[i], vt, lag, M.pending[i]);
+	M.pending[i] = 0;
+	if (M.from_now)
+		return k;
+	return tix_cap_lead(k, vt, lead_cap(dom_of(i)));
+}
+
+/*
+ * Affinity change. A queued task whose DSQ changes keeps its key but is
+ * brought into the new frame: no more than the lag behind its T, no more
+ * than the lead cap ahead (main.bpf.c's reframe).
+ */
+void tix_m_set_cpus(int i, u64 mask)
+{
+	int was = dom_of(i);
+	u64 t, lag;
+
+	M.cpus[i] = mask;
+	if (!M.queued[i] || dom_of(i) == was)
+		return;
+	t = M.vt[dom_of(i)];
+	lag = tix_lag_bound(one_run(i));
+	M.key[i] = tix_cap_lead(tix_next_key(M.key[i], t, lag, 0), t, lead_cap(dom_of(i)));
+}
+
+static void queue(int i, u64 key)
+{
+	M.key[i] = key;
 	M.seq[i] = M.seqno++;
 	M.queued[i] = 1;
 }
 
-/* ops.dispatch: the head of the DSQ; -1 when empty. */
-int tix_m_dispatch(void)
+static void advance(int frame, u64 key)
+{
+	if (key > M.vt[frame])
+		M.vt[frame] = key;
+}
+
+static void start_run(int i, int cpu, u64 key, u32 rnd, int decided)
+{
+	M.own[i] = key;
+	if (decided) {
+		advance(dom_of(i), key);
+		advance(cpu, key);
+	}
+	M.e[i] = M.stride ? 1ULL << 16 : tix_neg_ln_q16(rnd);
+	if (!M.stride && !M.compensate)
+		M.pending[i] = tix_sat_add(M.pending[i],
+			tix_race_delta(M.e[i], M.value[i], 0, M.slice_ns, 0));
+	M.running[cpu] = i;
+}
+
+static int head_for(int cpu)
 {
 	int i, best = -1;
 
 	for (i = 0; i < TIX_M_MAX; i++) {
-		if (!M.queued[i])
+		if (!M.queued[i] || !((M.cpus[i] >> cpu) & 1))
 			continue;
 		if (best < 0 || M.key[i] < M.key[best] ||
 		    (M.key[i] == M.key[best] && M.seq[i] < M.seq[best]))
 			best = i;
 	}
+	return best;
+}
+
+/* ops.enqueue of a waking task i. */
+void tix_m_wake(int i)
+{
+	M.runnable[i] = 1;
+	queue(i, draw(i, 0));
+}
+
+/* ops.select_cpu found cpu idle for a waking i: it runs there at once. */
+void tix_m_wake_direct(int i, int cpu, u32 rnd)
+{
+	M.runnable[i] = 1;
+	start_run(i, cpu, draw(i, 0), rnd, 0);
+}
+
+/* Charge the task running on cpu for used ns (ops.stopping's charge). */
+static void charge(int cpu, u64 used)
+{
+	int i = M.running[cpu];
+	u64 c;
+
+	if (i < 0)
+		return;
+	M.run_avg[i] = tix_run_avg(M.run_avg[i], used);
+	if (M.stride)
+		c = tix_pass_delta(used, M.value[i]);
+	else if (!M.compensate)
+		c = 0;
+	else
+		c = tix_race_delta(M.e[i], M.value[i], used, M.slice_ns, 1);
+	M.pending[i] = tix_sat_add(M.pending[i], c);
+}
+
+/* The task on cpu leaves it after used ns: blocks, or is requeued. */
+void tix_m_stop(int cpu, u64 used, int runnable)
+{
+	int i = M.running[cpu];
+
+	if (i < 0)
+		return;
+	charge(cpu, used);
+	M.running[cpu] = -1;
+	M.runnable[i] = runnable;
+	if (runnable)
+		queue(i, draw(i, 1));
+}
+
+/* An empty cpu takes the smallest key it may run; -1 when none. */
+int tix_m_dispatch(int cpu, u32 rnd)
+{
+	int best = head_for(cpu);
+
 	if (best >= 0) {
 		M.queued[best] = 0;
-		if (M.key[best] > M.vt)
-			M.vt = M.key[best];
+		start_run(best, cpu, M.key[best], rnd, 1);
 	}
 	return best;
 }
 
-/* ops.stopping: charge the runner. */
-void tix_m_charge(int i, u64 used)
+/* cpu's slice ends after used ns with its task still runnable: the task on
+ * cpu now (prev kept on ties), or -1 if the CPU was empty. */
+int tix_m_expire(int cpu, u64 used, u32 rnd)
 {
-	M.last_used[i] = used;
-	M.pass[i] = tix_sat_add(M.pass[i], tix_pass_delta(used, M.value[i]));
+	int prev = M.running[cpu], best;
+	u64 kp;
+
+	if (prev < 0)
+		return tix_m_dispatch(cpu, rnd);
+	charge(cpu, used);
+	kp = draw(prev, 1);
+	best = head_for(cpu);
+	if (best < 0 || kp <= M.key[best]) {
+		start_run(prev, cpu, kp, rnd, 1);
+		return prev;
+	}
+	M.queued[best] = 0;
+	start_run(best, cpu, M.key[best], rnd, 1);
+	queue(prev, kp);
+	return best;
 }
 
-u64 tix_m_pass(int i) { return M.pass[i]; }
-u64 tix_m_vt(void) { return M.vt; }
+/* Stride's pass: the key while queued, else its own key plus its cost. */
+u64 tix_m_pass(int i)
+{
+	return M.queued[i] ? M.key[i] : tix_sat_add(M.own[i], M.pending[i]);
+}
+/* The virtual time of the DSQ an unrestricted task waits in. */
+u64 tix_m_vt(void) { return M.vt[M.ncpus == 1 ? 0 : TIX_M_CPUS]; }

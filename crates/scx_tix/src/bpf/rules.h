@@ -20,6 +20,7 @@ typedef uint32_t u32;
 #define TIX_RACE_SHIFT 20
 #define TIX_LN2_Q16 45426ULL
 #define TIX_U64_MAX (~0ULL)
+#define TIX_F_MAX_Q10 (1ULL << 40)
 
 struct tix_u128 {
 	u64 hi;
@@ -123,7 +124,8 @@ static inline u64 tix_neg_ln_q16(u32 u)
 /*
  * Increment of a key in the race: E/value in Q(16+20); with compensation a
  * task that used a fraction f of its slice competes with value/f, f in Q10
- * clamped to [1/1024, 4] (f > 1: an overrun past a tick-bounded slice).
+ * clamped to [1/1024, 2^30] (f > 1: an overrun, charged in full; see
+ * tix_core::race::race_delta for why no smaller cap).
  */
 static inline u64 tix_race_delta(u64 e_q16, u64 value, u64 used_ns,
 				 u64 slice_ns, int compensate)
@@ -141,9 +143,9 @@ static inline u64 tix_race_delta(u64 e_q16, u64 value, u64 used_ns,
 		f = tix_sat64(tix_div128(tix_mul64(used_ns, 1024), slice_ns));
 		if (f < 1)
 			f = 1;
-		if (f > 4096)
-			f = 4096;
-		/* d < 2^84 and f <= 2^12: d * f fits 128 bits */
+		if (f > TIX_F_MAX_Q10)
+			f = TIX_F_MAX_Q10;
+		/* d < 2^84 and f <= 2^40: d * f fits 128 bits */
 		t = tix_mul64(d.lo, f);
 		t.hi += d.hi * f;
 		/* >> 10 */
@@ -193,6 +195,78 @@ static inline u64 tix_sat_add(u64 a, u64 b)
 static inline u64 tix_wake_pass(u64 pass, u64 dom_vtime)
 {
 	return pass > dom_vtime ? pass : dom_vtime;
+}
+
+/*
+ * One virtual time for N CPUs (tix_core::vtime): a task's next key is its
+ * own last key, held at most lag behind the virtual time, plus the cost of
+ * its last run. lag is TIX_LAG_SLICES of the task's own full slices for a
+ * task that stays runnable, 0 for one that wakes (sleep earns no credit).
+ */
+#define TIX_LAG_SLICES 32ULL
+
+static inline u64 tix_lag_bound(u64 one_run)
+{
+	return one_run > TIX_U64_MAX / TIX_LAG_SLICES ? TIX_U64_MAX
+						       : one_run * TIX_LAG_SLICES;
+}
+
+/* A task's smoothed run length (tix_core::vtime::run_avg): the lag bank is
+ * counted in runs, which is what the walk it absorbs moves by. */
+static inline u64 tix_run_avg(u64 avg, u64 used)
+{
+	return avg - avg / 8 + used / 8;
+}
+
+/* Lottery: floor, then the random cost (a fresh exponential from the floor). */
+static inline u64 tix_next_key(u64 own, u64 vtime, u64 lag, u64 pending)
+{
+	u64 floor = vtime > lag ? vtime - lag : 0;
+
+	return tix_sat_add(own > floor ? own : floor, pending);
+}
+
+/* Stride: the pass (own + cost), then the floor; lag 0 is tix_wake_pass. */
+static inline u64 tix_next_pass(u64 own, u64 vtime, u64 lag, u64 pending)
+{
+	u64 floor = vtime > lag ? vtime - lag : 0;
+
+	return tix_wake_pass(tix_sat_add(own, pending), floor);
+}
+
+/*
+ * The lead a key may take over its frame's virtual time: what that time
+ * gains in about starve_ns with serving CPUs (1..TIX_LEAD_SERVING_MAX) on
+ * the frame at runnable value vsum (tix_core::vtime::lead_cap, which says
+ * why the CPUs count), and the clamp (cap_lead), which only pulls a key
+ * down to reference + cap, never below reference.
+ */
+#define TIX_LEAD_SERVING_MAX 8ULL
+
+static inline u64 tix_lead_cap(int stride, u64 starve_ns, u64 slice_ns, u64 vsum, u64 serving)
+{
+	u64 v = vsum ? vsum : 1, n, one, cap, i;
+
+	if (stride) {
+		one = (starve_ns > TIX_U64_MAX >> 16 ? TIX_U64_MAX : starve_ns << 16) / v;
+	} else {
+		n = starve_ns / (slice_ns ? slice_ns : 1);
+		one = (n > TIX_U64_MAX >> 36 ? TIX_U64_MAX : n << 36) / v;
+	}
+	/* one * clamp(serving, 1, 8), saturating, by adds: clang turns a
+	 * division-guarded product into a 128-bit multiply BPF cannot call. */
+	cap = one;
+	for (i = 1; i < TIX_LEAD_SERVING_MAX; i++)
+		if (i < serving)
+			cap = tix_sat_add(cap, one);
+	return cap;
+}
+
+static inline u64 tix_cap_lead(u64 key, u64 reference, u64 cap)
+{
+	if (key > reference && key - reference > cap)
+		return tix_sat_add(reference, cap);
+	return key;
 }
 
 #endif /* __TIX_RULES_H */

@@ -22,3 +22,23 @@ u64 tix_c_pass_delta(u64 used, u64 value) { return tix_pass_delta(used, value); 
 u64 tix_c_wake_pass(u64 pass, u64 vt) { return tix_wake_pass(pass, vt); }
 
 u64 tix_c_sat_add(u64 a, u64 b) { return tix_sat_add(a, b); }
+
+u64 tix_c_lag_bound(u64 one_run) { return tix_lag_bound(one_run); }
+u64 tix_c_run_avg(u64 avg, u64 used) { return tix_run_avg(avg, used); }
+
+u64 tix_c_next_key(u64 own, u64 vt, u64 lag, u64 pending)
+{
+	return tix_next_key(own, vt, lag, pending);
+}
+
+u64 tix_c_next_pass(u64 own, u64 vt, u64 lag, u64 pending)
+{
+	return tix_next_pass(own, vt, lag, pending);
+}
+
+u64 tix_c_lead_cap(int stride, u64 starve, u64 slice, u64 vsum, u64 serving)
+{
+	return tix_lead_cap(stride, starve, slice, vsum, serving);
+}
+
+u64 tix_c_cap_lead(u64 key, u64 reference, u64 cap) { return tix_cap_lead(key, reference, cap); }

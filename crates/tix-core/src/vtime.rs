@@ -1,0 +1,179 @@
+//! One virtual time shared by N CPUs: the rule by which the kernel scheduler
+//! (rules.h, mirrored here bit for bit) keeps lottery (001 §2.2, as an
+//! exponential race, `race.rs`) and stride (001 §6 / `stride.rs`)
+//! proportional across CPUs.
+//!
+//! A task's next key is its own last key plus what its run cost (`pending`:
+//! `E·f/value` for the lottery, `used/value` for stride) — not the current
+//! virtual time plus that cost (`next_key`, `next_pass`). On one CPU the two agree (the last winner's
+//! key *is* the virtual time). On N CPUs a task that ran on CPU a while
+//! CPU b advanced the virtual time would otherwise lose the difference at
+//! every slice: each CPU's lottery then runs over the tasks it can see, and
+//! the heavy tasks, absent while running, drift toward equal shares. With
+//! its own key, each task's wins form a Poisson process of rate `value` in
+//! the shared virtual time (stride: a deterministic one), so wins, and time,
+//! follow value across CPUs; any decision among tasks at equal keys is still
+//! a `value/Σ` lottery.
+//!
+//! The own key may lag the virtual time by at most `lag` (LAG_SLICES of the
+//! task's own mean slices). A task whose weight is infeasible (more than one
+//! CPU's worth, which water-filling caps at one CPU) then keeps its CPU: it
+//! loses a lottery only when E > LAG_SLICES. A lottery task exactly at the
+//! one-CPU boundary does a random walk against the others, zero-drift while
+//! behind and pulled back when ahead; the bank of `lag` absorbs that walk,
+//! and its loss shrinks as the bank grows (host model, 2 CPUs,
+//! 100:100:100:300, 2,500 slices: 5-6% short at 8 slices, 2-5% at 16,
+//! 1-3% at 32). The price is that a task owed that much service catches up
+//! in a burst of at most LAG_SLICES of its own slices. A waking task gets no
+//! lag (`lag = 0`): sleeping earns no credit.
+
+/// How many of its own mean slices a runnable task may lag the virtual time.
+pub const LAG_SLICES: u64 = 32;
+
+/// The lag bound of a task whose one run costs `one_run` in keys: a full
+/// slice, or its mean run (`run_avg`) when that is longer.
+///
+/// Why runs and not slices: the walk the bank absorbs moves once per
+/// decision, by one run's cost. When a CPU's ticks come late (a vCPU not
+/// scheduled by its host: single-threaded TCG with 4 vCPUs ran ~16 ms per
+/// 3.5 ms slice) every run lasts several slices, and a bank of 32 slices
+/// held only 8 runs: the 300 task of 100:100:100:300 on 2 CPUs fell to
+/// .471 of the machine against .500 (host model,
+/// `runs_of_many_slices_keep_the_shares`).
+pub fn lag_bound(one_run: u64) -> u64 {
+    one_run.saturating_mul(LAG_SLICES)
+}
+
+/// A task's smoothed run length in ns: each charged run moves it an eighth
+/// of the way to `used`. An eighth: one long run (a stalled CPU) moves the
+/// bank little, a lasting change of run length moves it within ~16 runs.
+pub fn run_avg(avg: u64, used: u64) -> u64 {
+    avg - avg / 8 + used / 8
+}
+
+/// A lottery task's next key: its own last key, held no further than `lag`
+/// behind `vtime`, plus the cost of its last run (`E·f/value`). The random
+/// cost comes after the floor so that a task starting from `vtime` draws a
+/// fresh exponential there, as the race needs. Saturates.
+pub fn next_key(own: u64, vtime: u64, lag: u64, pending: u64) -> u64 {
+    own.max(vtime.saturating_sub(lag)).saturating_add(pending)
+}
+
+/// A stride task's next pass: its pass (own key plus the cost of its last
+/// run), held no further than `lag` behind `vtime`. With `lag = 0` this is
+/// `stride.rs`'s wake rule, `max(pass, global pass)`. Saturates.
+pub fn next_pass(own: u64, vtime: u64, lag: u64, pending: u64) -> u64 {
+    own.saturating_add(pending).max(vtime.saturating_sub(lag))
+}
+
+/// Most CPUs a lead cap counts as serving a frame (see `lead_cap`).
+pub const LEAD_SERVING_MAX: u64 = 8;
+
+/// How far ahead of the virtual time a key may be drawn: what the virtual
+/// time gains in about `starve_ns` when the runnable value sums to `vsum`
+/// and `serving` CPUs run the frame's tasks (stride: `starve_ns·2^16/vsum`
+/// per CPU; lottery: `starve_ns/slice_ns` draws of mean `2^36/vsum`, which
+/// is `2^16` slices of `2^20`-scaled `race.rs` cost). A task whose fair wait
+/// would exceed that (a share below `slice/starve` of what the frame's
+/// CPUs give) waits about `starve_ns` instead, so no runnable task waits
+/// long enough for the kernel's watchdog.
+///
+/// Why `serving`: the time gains `serving` CPUs' worth of cost, so a cap
+/// sized for one CPU clipped ordinary draws wherever several CPUs share a
+/// frame. It mattered once runs grew longer than a slice (a late tick: on
+/// 4 vCPUs under TCG runs were ~4 slices): a 100-ticket task's long draws
+/// were clipped and it got 5-12% over its share (host model,
+/// `runs_of_many_slices_keep_the_shares`). The count is clamped to
+/// `1..=LEAD_SERVING_MAX`: if the frame's CPUs are taken away after a
+/// draw (pinned or real-time work), the wait stretches to at most
+/// `LEAD_SERVING_MAX·starve_ns` (4 s at the default 500 ms, under the 10 s
+/// watchdog); beyond 8 CPUs per frame a light task's longest draws are
+/// clipped again (named approximation).
+pub fn lead_cap(stride: bool, starve_ns: u64, slice_ns: u64, vsum: u64, serving: u64) -> u64 {
+    let v = vsum.max(1);
+    let one = if stride {
+        starve_ns.saturating_mul(1 << 16) / v
+    } else {
+        (starve_ns / slice_ns.max(1)).saturating_mul(1 << 36) / v
+    };
+    one.saturating_mul(serving.clamp(1, LEAD_SERVING_MAX))
+}
+
+/// `key` held to at most `cap` ahead of `reference` (the frame's "now").
+/// A key behind `reference` is never moved: the cap only pulls keys down to
+/// the present, never below it.
+pub fn cap_lead(key: u64, reference: u64, cap: u64) -> u64 {
+    if key > reference && key - reference > cap {
+        reference.saturating_add(cap)
+    } else {
+        key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_key_kept_within_the_lag() {
+        assert_eq!(next_key(100, 120, 50, 7), 107);
+        assert_eq!(next_key(10, 120, 50, 7), 77);
+        // A waking task (lag 0) starts from the virtual time.
+        assert_eq!(next_key(10, 120, 0, 7), 127);
+        // Ahead of the virtual time: keeps its own key.
+        assert_eq!(next_key(500, 120, 50, 7), 507);
+        assert_eq!(next_key(u64::MAX - 1, 0, 0, 9), u64::MAX);
+        assert_eq!(next_key(0, 5, 50, 0), 0);
+        assert_eq!(lag_bound(u64::MAX / 2), u64::MAX);
+        assert_eq!(next_pass(100, 120, 50, 7), 107);
+        assert_eq!(next_pass(10, 120, 50, 7), 70);
+        assert_eq!(next_pass(10, 120, 0, 7), 120);
+        assert_eq!(next_pass(u64::MAX - 1, 0, 0, 9), u64::MAX);
+    }
+
+    #[test]
+    fn run_average_follows_runs() {
+        assert_eq!(run_avg(0, 8_000), 1_000);
+        assert_eq!(run_avg(8_000, 8_000), 8_000);
+        // No overflow: avg - avg/8 grows with avg, and at u64::MAX both eighths cancel.
+        assert_eq!(run_avg(u64::MAX, u64::MAX), u64::MAX);
+        let mut a = 0;
+        for _ in 0..64 {
+            a = run_avg(a, 16_000_000);
+        }
+        assert!(a > 15_900_000 && a <= 16_000_000, "{a}");
+    }
+
+    #[test]
+    fn leads_capped_at_the_reference() {
+        // 500 ms at 4 ms slices: 125 lottery draws of mean 2^36/V.
+        assert_eq!(
+            lead_cap(false, 500_000_000, 4_000_000, 1 << 20, 1),
+            125 << 16
+        );
+        assert_eq!(
+            lead_cap(true, 500_000_000, 4_000_000, 1 << 16, 1),
+            500_000_000
+        );
+        assert_eq!(lead_cap(true, 1, 1, 0, 1), 1 << 16);
+        // Serving CPUs multiply the cap, from 1 (none counted) up to 8.
+        assert_eq!(
+            lead_cap(false, 500_000_000, 4_000_000, 1 << 20, 0),
+            125 << 16
+        );
+        assert_eq!(
+            lead_cap(false, 500_000_000, 4_000_000, 1 << 20, 4),
+            500 << 16
+        );
+        assert_eq!(
+            lead_cap(false, 500_000_000, 4_000_000, 1 << 20, 64),
+            1000 << 16
+        );
+        assert_eq!(lead_cap(true, u64::MAX, 1, 1, 8), u64::MAX);
+        assert_eq!(cap_lead(1_000, 100, 50), 150);
+        assert_eq!(cap_lead(120, 100, 50), 120);
+        // Behind the reference: untouched (never pulled further back).
+        assert_eq!(cap_lead(10, 100, 50), 10);
+        assert_eq!(cap_lead(u64::MAX, u64::MAX - 1, 5), u64::MAX);
+    }
+}
