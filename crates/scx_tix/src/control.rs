@@ -179,7 +179,10 @@ impl Control {
                 tgid: st.tgid,
                 uid: st.uid,
                 comm: comm.trim().to_string(),
-                runnable: view.runnable,
+                // The daemon's own threads are runnable because they
+                // answer this request: counting them would give them a
+                // share in every expected column.
+                runnable: view.runnable && st.tgid != std::process::id(),
                 tickets: 0,
                 base: 0,
                 value: st.value,

@@ -115,13 +115,12 @@ fn sample(sock: &Path) -> Result<Top> {
 /// decisions and are not counted).
 pub fn render(before: &Top, after: &Top, active_only: bool) -> String {
     let prev: HashMap<u32, u64> = before.tasks.iter().map(|t| (t.pid, t.runtime_ns)).collect();
+    // A task absent from the first sample began within the interval: all
+    // of its time is the interval's (it showed 0% before, however busy).
     let deltas: Vec<u64> = after
         .tasks
         .iter()
-        .map(|t| {
-            t.runtime_ns
-                .saturating_sub(*prev.get(&t.pid).unwrap_or(&t.runtime_ns))
-        })
+        .map(|t| t.runtime_ns.saturating_sub(*prev.get(&t.pid).unwrap_or(&0)))
         .collect();
     let cpus = after.nr_cpus.max(1) as usize;
     let interval = after.now_ns.saturating_sub(before.now_ns);
@@ -405,6 +404,23 @@ mod tests {
         };
         let out = render(&a, &a.clone(), false);
         assert_eq!(out.matches("50.0%").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn a_task_started_between_samples_shows_its_time() {
+        let a = Top {
+            now_ns: 0,
+            nr_cpus: 1,
+            tasks: vec![row(1, 100, 0, true)],
+            users: vec![],
+        };
+        let mut b = a.clone();
+        b.now_ns = 1_000_000_000;
+        b.tasks[0].runtime_ns = 700_000_000;
+        b.tasks.push(row(2, 100, 300_000_000, true));
+        let out = render(&a, &b, false);
+        let line = out.lines().find(|l| l.contains(" t2 ")).unwrap();
+        assert!(line.contains("30.0%"), "{out}");
     }
 
     fn argv(v: &[&str]) -> Vec<String> {
