@@ -50,15 +50,6 @@ NCPU=$(nproc)
 SECS=10
 [ "$NCPU" -ge 4 ] && SECS=20
 
-# hog_wins PID...: the lotteries these tasks won (tix top's WINS, counted
-# since they started), scaled to a window of SECS that began 0.5 s after
-# them.
-hog_wins() {
-    tix top --once --interval 0.05 2>/dev/null | awk -v l=" $* " -v s="$SECS" '
-        $1 ~ /^[0-9]+$/ && index(l, " " $1 " ") { n += $10 }
-        END { printf "%d\n", n * s / (s + 0.5) }'
-}
-
 # smp_run POLICY W...: one unpinned hog per weight, tickets = weight. While
 # they run, `tix top` samples the same window: its MEASURED column (CPU
 # time the BPF side charged, over interval x CPUs) must agree with
@@ -82,8 +73,7 @@ smp_run() {
     _tp=$!
     _out=$(measure_snap "$SECS" $_pids)
     wait "$_tp"
-    _draws=$(awk -v l=" $_pids " -v s="$SECS" '$1 ~ /^[0-9]+$/ && index(l, " " $1 " ") { n += $10 }
-        END { printf "%d\n", n * s / (s + 0.5) }' /tmp/smp-top)
+    _draws=$(wins_scaled "$SECS" $_pids </tmp/smp-top)
     _i=0
     _fail=0
     _line=""
@@ -139,7 +129,7 @@ for pol in stride lottery; do
         F2=$(hog any alice)
         sleep 0.5
         out=$(measure_snap "$SECS" "$P0" "$F1" "$F2")
-        tol=$(share_tol "$pol" 0.3333 "$(hog_wins "$P0" "$F1" "$F2")")
+        tol=$(share_tol "$pol" 0.3333 "$(wins_in "$SECS" "$P0" "$F1" "$F2")")
         ok=0
         for s in $(echo "$out" | awk '{ print $3 }'); do near "$s" 0.3333 "$tol" || ok=1; done
         diag "$pol: pinned + 2 free, shares $(echo "$out" | awk '{ printf "%s ", $3 }')(ideal 0.3333 each, tol $tol)"
@@ -180,7 +170,7 @@ sleep 0.5
 out=$(measure_snap "$SECS" "$AL" $BOBS)
 sa=$(share_of "$out")
 want=$(awk -v n="$NCPU" 'BEGIN { printf "%.4f", 1 / n }')
-tol=$(share_tol lottery "$want" "$(hog_wins "$AL" $BOBS)")
+tol=$(share_tol lottery "$want" "$(wins_in "$SECS" "$AL" $BOBS)")
 diag "insulation unpinned on $NCPU CPUs: alice 1 hog $sa of the machine (ideal $want, tol $tol)"
 near "$sa" "$want" "$tol"
 check "smp insulation: alice's one hog gets one CPU of $NCPU" $?

@@ -112,6 +112,19 @@ as() {
     su -s /bin/sh "$_u" -c "export PATH=$PATH TIX_SOCKET=/run/tix.sock; $*"
 }
 
+# wins_scaled SECS PID... <TOP: the lotteries these tasks won (WINS of
+# `tix top` output on stdin, counted since they started), scaled to a
+# window of SECS that began 0.5 s after them: the n of a lottery bound.
+wins_scaled() {
+    _s=$1
+    shift
+    awk -v l=" $* " -v s="$_s" '$1 ~ /^[0-9]+$/ && index(l, " " $1 " ") { n += $10 }
+        END { printf "%d\n", n * s / (s + 0.5) }'
+}
+
+# wins_in SECS PID...: wins_scaled from a fresh `tix top` sample.
+wins_in() { tix top --once --interval 0.05 2>/dev/null | wins_scaled "$@"; }
+
 # rss_kb PID: resident memory of PID in KiB.
 rss_kb() { awk '/^VmRSS:/ { print $2 }' /proc/"$1"/status; }
 

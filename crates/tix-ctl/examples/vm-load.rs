@@ -11,6 +11,10 @@
 //!                           PROCS processes of THREADS threads each; every
 //!                           thread wakes once per PERIOD_MS (phases spread)
 //!                           and spins ~20 us; prints "woke N times"
+//! vm-load burst RUN_US SLEEP_US
+//!                           forever: spin RUN_US of CPU time, then sleep
+//!                           SLEEP_US (a task that blocks after part of a
+//!                           slice: compensation tickets, seed 001 §3.4)
 //! vm-load forkstorm SECS    forks children that exit at once, while a
 //!                           second thread creates and joins threads; prints
 //!                           "forked N, cloned M"
@@ -80,11 +84,23 @@ fn main() {
             num(args.get(3)),
             num(args.get(4)),
         ),
+        Some("burst") => {
+            let run = Duration::from_micros(num(args.get(1)));
+            let sleep = Duration::from_micros(num(args.get(2)));
+            loop {
+                let c0 = thread_cpu();
+                while thread_cpu() - c0 < run {
+                    std::hint::spin_loop();
+                }
+                std::thread::sleep(sleep);
+            }
+        }
         Some("forkstorm") => forkstorm(num(args.get(1))),
         _ => {
             eprintln!(
                 "usage: vm-load leader-exit | periodic RUN_US PERIOD_US SECS | \
-                 sleepers PROCS THREADS PERIOD_MS SECS | forkstorm SECS"
+                 sleepers PROCS THREADS PERIOD_MS SECS | burst RUN_US SLEEP_US | \
+                 forkstorm SECS"
             );
             std::process::exit(2)
         }

@@ -54,10 +54,18 @@
  * before the expired task goes back through ops.enqueue, which reuses it).
  * The smallest key runs: compensation counts wherever a decision is made.
  *
- * Wake-up preemption. A woken task's key is compared with the position of
- * each running task it may displace (its key plus the cost of the time run
- * so far); the CPU whose runner is furthest ahead of it is kicked, so a
- * task owed service does not wait for a slice to end.
+ * Wake-up preemption. A woken task's key is compared with where each running
+ * task it may displace will stand when its slice ends (its key plus the
+ * cost of a full slice, or of the time run so far if longer, E at its
+ * mean): if the woken key is smaller it would win the decision that slice
+ * end brings, so that decision is taken now, on the CPU whose runner is
+ * furthest ahead. The runner is charged for what it used (compensation
+ * makes a cut slice whole), so this moves service earlier without changing
+ * its amount. Comparing with the runner's position so far instead made a
+ * task that sleeps briefly after part of a slice wait out every runner's
+ * full slice: its compensation then bought almost nothing (a 1 ms burst,
+ * 0.2 ms sleep task beside a hog got .167 of the CPU with compensation,
+ * .155 without; vm/tests/65-compensation.sh).
  *
  * Zepp's value of a runnable task: base(uid) * tickets(tgid) / runnable
  * tickets of the user / runnable threads of the process (threads of a process
@@ -77,7 +85,9 @@
  *  - a CPU's running-task record (for wake-up preemption) is read by other
  *    CPUs without a lock: a stale read kicks a CPU needlessly (it redecides
  *    and keeps its task) or misses a kick (the woken task waits for a slice
- *    end, as without preemption);
+ *    end, as without preemption); the woken key a kick was for is read the
+ *    same way: a stale one can make a cut prev yield to a task it would
+ *    have beaten (one extra switch; its key stands);
  *  - the shared task peeked for the comparison may be taken by another CPU
  *    before this one moves it; this CPU then takes the next it may run; past
  *    TIX_SCAN_MAX tasks it may not run, a CPU takes the first it may run
@@ -134,6 +144,8 @@ u64 dom_served[TIX_NR_DOMS];
 u64 cpu_key[TIX_MAX_CPUS];
 u64 cpu_value[TIX_MAX_CPUS];
 u64 cpu_start[TIX_MAX_CPUS];
+/* The key of the woken task a kick of this CPU was for (0: none). */
+u64 cpu_kick_key[TIX_MAX_CPUS];
 
 /* CPUs running a task of each frame, for the lead cap; cpu_dom[c] is the
  * frame c's record counts in, plus one (0: none). */
@@ -571,6 +583,8 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
 			tix_bpf_race_delta(tctx->e, tctx->value, 0, slice_ns, 0));
 	set_serving(c, tctx->dom);
 	if (c < TIX_MAX_CPUS) {
+		/* A kick not yet decided on is moot once a new run starts. */
+		cpu_kick_key[c] = 0;
 		cpu_key[c] = key;
 		cpu_start[c] = now;
 		cpu_value[c] = tctx->value ? tctx->value : 1;
@@ -582,8 +596,9 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
 }
 
 /*
- * Where the task running on cpu stands now: its key plus the expected cost
- * of the time run so far (E at its mean). Not its own draw: ranking victims
+ * Where the task running on cpu will stand when its slice ends: its key
+ * plus the expected cost (E at its mean) of a full slice, or of the time
+ * run so far if longer (a late tick). Not its own draw: ranking victims
  * by it would cut short exactly the runs that drew a large E, and the cut
  * task would start again with a fresh one, escaping the draw (light tasks,
  * furthest ahead most often, gained that way on 4 vCPUs).
@@ -593,6 +608,8 @@ static u64 cpu_position(u32 c, u64 now)
 	u64 v = cpu_value[c], start = cpu_start[c], ran;
 
 	ran = now > start ? now - start : 0;
+	if (ran < slice_ns)
+		ran = slice_ns;
 	if (policy == TIX_POLICY_STRIDE)
 		return tix_sat_add(cpu_key[c], tix_bpf_pass_delta(ran, v));
 	if (!compensate)
@@ -623,8 +640,9 @@ static void preempt_for(struct task_struct *p, u64 key, u32 dom)
 			best = c;
 		}
 	}
-	if (best >= 0) {
+	if (best >= 0 && best < TIX_MAX_CPUS) {
 		__sync_fetch_and_add(&nr_preempt_kicks, 1);
+		cpu_kick_key[best] = key ? key : 1;
 		scx_bpf_kick_cpu(best, SCX_KICK_PREEMPT);
 	}
 }
@@ -753,6 +771,7 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	struct task_ctx *pctx = NULL;
 	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ;
 	int pick; /* 0 prev, 1 local, 2 shared */
+	u64 kick = 0, kpc;
 
 	if (cdom >= TIX_MAX_CPUS)
 		return;
@@ -786,13 +805,25 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		return;
 	}
 
-	/* The smallest key runs; prev wins ties (no needless switch). */
+	/*
+	 * The smallest key runs; prev wins ties (no needless switch). A prev
+	 * cut short by a wake-up kick competes here as if behind the woken
+	 * key: cut early, its run cost little, and its small increment would
+	 * win back the CPU most of the time (a prev 0.2 ms into its slice
+	 * beats a woken task that used 1 ms with odds 5:1), undoing every
+	 * preemption. Its own next key is unchanged for later decisions.
+	 */
+	if (cdom < TIX_MAX_CPUS) {
+		kick = cpu_kick_key[cdom];
+		cpu_kick_key[cdom] = 0;
+	}
+	kpc = hp && kick && kp <= kick ? tix_sat_add(kick, 1) : kp;
 	pick = -1;
 	if (hp)
 		pick = 0;
-	if (hl && (pick < 0 || kl < kp))
+	if (hl && (pick < 0 || kl < kpc))
 		pick = 1;
-	if (hg && (pick < 0 || kg < (pick == 1 ? kl : kp)))
+	if (hg && (pick < 0 || kg < (pick == 1 ? kl : kpc)))
 		pick = 2;
 
 	if (pick == 1 && take(cdom, now))
