@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Scheduler benchmarks in ONE VM boot, printed (never asserted) as ratios
 # against the kernel's default scheduler measured in the same boot:
-#   - `perf bench sched messaging` total time (mean of --reps runs; throughput)
+#   - `perf bench sched messaging` and rt-tests' `hackbench -g G -l L*10`
+#     total times (mean of --reps runs each; throughput)
 #   - wake-up latency of a periodic non-RT task (cyclictest without -p, 1 ms
-#     period) beside --hogs unpinned CPU hogs: mean and p99
+#     period) beside --hogs unpinned CPU hogs: mean and p99, with the
+#     measuring thread unpinned and pinned to CPU 0 (-a 0)
+#   - deadlines met by a task that needs 1 ms of CPU every 10 ms (vm-load
+#     periodic) beside the same hogs, unpinned and pinned to CPU 0
 # for: default, scx_tix --policy lottery, scx_tix --policy stride.
 #
 # usage: vm/bench/run.sh [--cpus N] [--reps R] [--secs S] [--hogs H] [--groups G]
@@ -68,10 +72,11 @@ timeout_s=${timeout_s:-$((3 * (reps * groups * loops / 10 + secs + 20) + 1200))}
 
 target=${CARGO_TARGET_DIR:-$repo/target}
 if [ "$build" = 1 ]; then
-    echo "bench: building scx_tix and tix (release)" >&2
-    (cd "$repo" && cargo build --release -p scx_tix -p tix) >&2 || { echo "bench: build failed" >&2; exit 1; }
+    echo "bench: building scx_tix, tix and vm-load (release)" >&2
+    (cd "$repo" && cargo build --release -p scx_tix -p tix &&
+        cargo build --release -p tix-ctl --example vm-load) >&2 || { echo "bench: build failed" >&2; exit 1; }
 fi
-for b in scx_tix tix; do
+for b in scx_tix tix examples/vm-load; do
     [ -x "$target/release/$b" ] || { echo "bench: $target/release/$b missing" >&2; exit 1; }
 done
 
@@ -98,27 +103,59 @@ fail() {
 }
 : >"$res"
 
-# bench LABEL: messaging time and wake-up latency under whatever is attached now.
-bench() {
-    times=""
-    for r in $(seq "$B_REPS"); do
-        t=$(perf bench sched messaging -g "$B_GROUPS" -l "$B_LOOPS" 2>&1 | awk '/Total time/ { print $3 }')
-        [ -n "$t" ] || fail "perf bench sched messaging failed under $1"
-        times="$times $t"
-    done
-    echo "bench: $1 messaging:$times s"
+# latency LABEL [CYCLICTEST OPTIONS]: "mean p99 samples" of cyclictest's
+# wake-up latency beside B_HOGS unpinned hogs.
+latency() {
+    _l=$1
+    shift
     hogs=""
     for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
     # No -p: the measuring thread stays SCHED_OTHER, so sched_ext schedules it.
-    cyclictest -q -D "$B_SECS" -i 1000 -t 1 -v >/tmp/cyclictest.out 2>&1 || fail "cyclictest failed under $1"
+    cyclictest -q -D "$B_SECS" -i 1000 -t 1 -v "$@" >/tmp/cyclictest.out 2>&1 || fail "cyclictest $* failed under $_l"
     stop $hogs
     hogs=""
-    lat=$(awk 'NF == 3 && $1 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyclictest.out | sort -n | awk '
+    awk 'NF == 3 && $1 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyclictest.out | sort -n | awk '
         { v[NR] = $1; s += $1 }
         END { if (NR == 0) exit 1; i = int(0.99 * NR); if (i < 0.99 * NR) i++
-              printf "%.1f %d %d", s / NR, v[i], NR }') || fail "no cyclictest samples under $1"
-    echo "bench: $1 wake-up latency mean/p99/samples: $lat"
-    echo "$1 $(echo $times | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.3f", s / NF }') $lat" >>"$res"
+              printf "%.1f %d %d", s / NR, v[i], NR }' || fail "no cyclictest samples ($*) under $_l"
+}
+
+# deadlines LABEL [taskset MASK]: the fraction of 10 ms periods in which a
+# task got its 1 ms of CPU, beside B_HOGS unpinned hogs.
+deadlines() {
+    _l=$1
+    shift
+    hogs=""
+    for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
+    _m=$("$@" vm-load periodic 1000 10000 "$B_SECS" 2>&1) || fail "vm-load periodic failed under $_l: $_m"
+    stop $hogs
+    hogs=""
+    echo "$_m" | awk '/^met / { printf "%.3f", $2 / $4 }'
+}
+
+# mean_of CMD...: mean of B_REPS runs of CMD, each printing one number.
+mean_of() {
+    _v=""
+    for r in $(seq "$B_REPS"); do _v="$_v $("$@")"; done
+    echo "$_v" | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.3f", s / NF }'
+}
+messaging_s() { perf bench sched messaging -g "$B_GROUPS" -l "$B_LOOPS" 2>&1 | awk '/Total time/ { print $3 }'; }
+hackbench_s() { hackbench -g "$B_GROUPS" -l "$((B_LOOPS * 10))" 2>&1 | awk '/^Time:/ { print $2 }'; }
+
+# bench LABEL: every measurement under whatever is attached now.
+bench() {
+    m=$(mean_of messaging_s)
+    [ -n "$m" ] || fail "perf bench sched messaging failed under $1"
+    h=$(mean_of hackbench_s)
+    [ -n "$h" ] || fail "hackbench failed under $1"
+    echo "bench: $1 messaging $m s, hackbench $h s"
+    lu=$(latency "$1") || exit 1
+    lp=$(latency "$1" -a 0) || exit 1
+    echo "bench: $1 wake-up latency mean/p99/samples: unpinned $lu, pinned to CPU 0 $lp"
+    du=$(deadlines "$1" env) || exit 1
+    dp=$(deadlines "$1" taskset 1) || exit 1
+    echo "bench: $1 deadlines met: unpinned $du, pinned to CPU 0 $dp"
+    echo "$1 $m $h $lu $lp $du $dp" >>"$res"
 }
 
 [ "$(sched_state)" = disabled ] || fail "a sched_ext scheduler is already attached: $(ops_name)"
@@ -139,10 +176,12 @@ for policy in lottery stride; do
 done
 
 echo
-echo "| scheduler | messaging time (s) | vs default | wake-up mean (us) | vs default | wake-up p99 (us) | vs default |"
-echo "|---|---|---|---|---|---|---|"
-awk 'NR == 1 { m0 = $2; l0 = $3; p0 = $4 }
-     { printf "| %s | %.3f | %.2f | %.1f | %.2f | %d | %.2f |\n", $1, $2, $2 / m0, $3, $3 / l0, $4, $4 / p0 }' "$res"
+# res: label messaging hackbench | mean p99 n (unpinned) | mean p99 n (pinned) | met unpinned, pinned
+echo "| scheduler | messaging (s) | vs default | hackbench (s) | vs default | wake-up mean (us) | vs default | p99 (us) | vs default | pinned: mean | vs default | pinned: p99 | vs default | deadlines met, unpinned | pinned |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+awk 'NR == 1 { m0 = $2; h0 = $3; l0 = $4; p0 = $5; lp0 = $7; pp0 = $8 }
+     { printf "| %s | %.3f | %.2f | %.3f | %.2f | %.1f | %.2f | %d | %.2f | %.1f | %.2f | %d | %.2f | %.3f | %.3f |\n",
+       $1, $2, $2 / m0, $3, $3 / h0, $4, $4 / l0, $5, $5 / p0, $7, $7 / lp0, $8, $8 / pp0, $10, $11 }' "$res"
 GUEST
 
 export TIX_VM_LOG
@@ -150,15 +189,18 @@ TIX_VM_LOG=$(mktemp "${TMPDIR:-/tmp}/tix-bench.XXXXXX")
 trap 'rm -f "$TIX_VM_LOG"' EXIT
 set +e
 "$repo/vm/run.sh" --cpus "$cpus" --timeout "$timeout_s" \
-    --add "$target/release/scx_tix" --add "$target/release/tix" -- \
+    --add "$target/release/scx_tix" --add "$target/release/tix" \
+    --add "$target/release/examples/vm-load" -- \
     "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops
 $guest"
 rc=$?
 set -e
 if [ "$rc" = 0 ]; then
     echo
-    echo "Benchmarks, one VM boot ($cpus CPUs, QEMU TCG): perf bench sched messaging -g $groups -l $loops (mean of $reps);"
-    echo "cyclictest -i 1000 -t 1 (no -p) for ${secs}s beside $hogs unpinned hogs. Command: $cmdline"
+    echo "Benchmarks, one VM boot ($cpus CPUs, QEMU TCG): perf bench sched messaging -g $groups -l $loops and"
+    echo "hackbench -g $groups -l $((loops * 10)) (mean of $reps each); cyclictest -i 1000 -t 1 (no -p; unpinned and -a 0)"
+    echo "and vm-load periodic 1000 10000 (unpinned and taskset 1) for ${secs}s each beside $hogs unpinned hogs."
+    echo "Command: $cmdline"
     echo
     grep '^|' "$TIX_VM_LOG"
 fi
