@@ -386,12 +386,13 @@ static u64 value_of(struct task_struct *p)
 	return tix_bpf_task_value(base, tickets, urt, prt);
 }
 
-/* What one of its runs costs a task of this value, in keys, E at its mean:
- * a full slice, or its mean run when longer (the lag bank counts runs). */
-static u64 one_run(u64 value, u64 avg)
+/* What a run of len ns costs a task of this value, in keys, E at its mean,
+ * never less than a full slice: one of its runs for the lag bank (len its
+ * mean run), or a runner's cost at its slice end for preemption. */
+static u64 one_run(u64 value, u64 len)
 {
-	u64 len = avg > slice_ns ? avg : slice_ns;
-
+	if (len < slice_ns)
+		len = slice_ns;
 	if (policy == TIX_POLICY_STRIDE)
 		return tix_bpf_pass_delta(len, value);
 	return tix_bpf_race_delta(1ULL << 16, value, len, slice_ns, compensate);
@@ -605,16 +606,9 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
  */
 static u64 cpu_position(u32 c, u64 now)
 {
-	u64 v = cpu_value[c], start = cpu_start[c], ran;
+	u64 start = cpu_start[c];
 
-	ran = now > start ? now - start : 0;
-	if (ran < slice_ns)
-		ran = slice_ns;
-	if (policy == TIX_POLICY_STRIDE)
-		return tix_sat_add(cpu_key[c], tix_bpf_pass_delta(ran, v));
-	if (!compensate)
-		ran = slice_ns;
-	return tix_sat_add(cpu_key[c], tix_bpf_race_delta(1ULL << 16, v, ran, slice_ns, 1));
+	return tix_sat_add(cpu_key[c], one_run(cpu_value[c], now > start ? now - start : 0));
 }
 
 /*
