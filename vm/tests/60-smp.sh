@@ -38,12 +38,11 @@ waterfill() {
 
 # share_tol POLICY P N: the bound of a share P measured over N lotteries.
 share_tol() {
-    awk -v pol="$1" -v p="$2" -v n="$3" 'BEGIN {
-        if (pol == "stride") { printf "%.4f\n", 0.02 * p + 0.004; exit }
-        if (n < 1) n = 1
-        v = 16 * p * (1 - p) / n; s = v + 1
-        for (i = 0; i < 60; i++) s = (s + v / s) / 2
-        printf "%.4f\n", s + 0.004 }'
+    if [ "$1" = stride ]; then
+        awk -v p="$2" 'BEGIN { printf "%.4f\n", 0.02 * p + 0.004 }'
+    else
+        awk -v s="$(binom_sd "$2" "$3")" 'BEGIN { printf "%.4f\n", 4 * s + 0.004 }'
+    fi
 }
 
 NCPU=$(nproc)

@@ -51,13 +51,6 @@ comp_run() {
     echo "$_out" | awk -v nb="$_nb" -v n="$_n" 'NR <= nb { s += $3 } END { printf "%.4f %d\n", s, n }'
 }
 
-# sd P N: one binomial sd of a proportion P over N draws.
-sd() {
-    awk -v p="$1" -v n="$2" 'BEGIN { if (n < 1) n = 1; v = p * (1 - p) / n; s = v + 1
-        for (i = 0; i < 60; i++) s = (s + v / s) / 2
-        printf "%.4f\n", s }'
-}
-
 for place in pinned free; do
     on=$(comp_run on "$place")
     check "compensation on, $place: measured" $?
@@ -66,8 +59,8 @@ for place in pinned free; do
     son=${on% *}
     soff=${off% *}
     ideal=0.5
-    sd_on=$(sd "$ideal" "${on#* }")
-    sd_off=$(sd "$ideal" "${off#* }")
+    sd_on=$(binom_sd "$ideal" "${on#* }")
+    sd_off=$(binom_sd "$ideal" "${off#* }")
     diag "$place: burst tasks' share with compensation $son (${on#* } lotteries), without $soff (${off#* }); ideal $ideal, sd $sd_on / $sd_off"
     # busybox awk has no sqrt: (a - b)^2 > 16 (x^2 + y^2) with a > b.
     awk -v a="$son" -v b="$soff" -v x="$sd_on" -v y="$sd_off" 'BEGIN { d = a - b; exit !(d > 0 && d * d > 16 * (x * x + y * y)) }'

@@ -42,12 +42,18 @@ ratio_of() { echo "$1" | awk 'NR == 1 { a = $2 } NR == 2 { b = $2 } END { printf
 # share_of OUT: share of the first pid.
 share_of() { echo "$1" | awk 'NR == 1 { print $3 }'; }
 
+# binom_sd P N: one binomial sd of a proportion P over N draws (N < 1
+# counts as 1), to 6 decimals. The guest's busybox awk has no math
+# library: sqrt by Newton's method.
+binom_sd() {
+    awk -v p="$1" -v n="$2" 'BEGIN { if (n < 1) n = 1; v = p * (1 - p) / n; s = v + 1
+        for (i = 0; i < 60; i++) s = (s + v / s) / 2
+        printf "%.6f\n", s }'
+}
+
 # lottery_tol P SECS: max(0.03, 4 binomial sd of a share p over 250*SECS draws)
 lottery_tol() {
-    # The guest's busybox awk has no math library: sqrt by Newton's method.
-    awk -v p="$1" -v t="$2" 'BEGIN { v = 16 * p * (1 - p) / (250 * t); s = v + 1
-        for (i = 0; i < 60; i++) s = (s + v / s) / 2
-        if (s < 0.03) s = 0.03; printf "%.4f\n", s }'
+    awk -v s="$(binom_sd "$1" "$((250 * $2))")" 'BEGIN { s *= 4; if (s < 0.03) s = 0.03; printf "%.4f\n", s }'
 }
 
 # near VALUE TARGET TOL: |VALUE - TARGET| <= TOL (absolute).
