@@ -238,12 +238,14 @@ fn run_hogs_by(
 }
 
 fn free(weights: &[u64]) -> Vec<Demand> {
+    on(u64::MAX, weights)
+}
+
+/// One task per weight, each allowed the CPUs of `cpus`.
+fn on(cpus: u64, weights: &[u64]) -> Vec<Demand> {
     weights
         .iter()
-        .map(|&weight| Demand {
-            weight,
-            cpus: u64::MAX,
-        })
+        .map(|&weight| Demand { weight, cpus })
         .collect()
 }
 
@@ -340,74 +342,18 @@ fn runs_of_many_slices_keep_the_shares() {
 fn affinity_and_pinning_keep_their_shares() {
     let _g = MODEL.lock().unwrap();
     let rounds = 2_500;
-    let all = u64::MAX;
     for stride in [true, false] {
         // A task pinned to CPU 0 beside two free ones, equal values: 2/3
         // of a CPU each, the pinned one included.
-        let t = [
-            Demand {
-                weight: 100,
-                cpus: 1,
-            },
-            Demand {
-                weight: 100,
-                cpus: all,
-            },
-            Demand {
-                weight: 100,
-                cpus: all,
-            },
-        ];
+        let t = [on(1, &[100]), free(&[100, 100])].concat();
         check_shares(stride, &t, 2, rounds, 5);
         // Three light tasks confined to CPUs {0,1}, three heavy free ones
         // on 4 CPUs: the heavy take a CPU each (one of them inside {0,1}),
         // the light share the last CPU.
-        let t = [
-            Demand {
-                weight: 100,
-                cpus: 0b11,
-            },
-            Demand {
-                weight: 100,
-                cpus: 0b11,
-            },
-            Demand {
-                weight: 100,
-                cpus: 0b11,
-            },
-            Demand {
-                weight: 300,
-                cpus: all,
-            },
-            Demand {
-                weight: 300,
-                cpus: all,
-            },
-            Demand {
-                weight: 300,
-                cpus: all,
-            },
-        ];
+        let t = [on(0b11, &[100, 100, 100]), free(&[300, 300, 300])].concat();
         check_shares(stride, &t, 4, rounds, 6);
         // Two hogs allowed {0,1} on 4 CPUs with two free hogs: all whole.
-        let t = [
-            Demand {
-                weight: 100,
-                cpus: 0b11,
-            },
-            Demand {
-                weight: 100,
-                cpus: 0b11,
-            },
-            Demand {
-                weight: 100,
-                cpus: all,
-            },
-            Demand {
-                weight: 100,
-                cpus: all,
-            },
-        ];
+        let t = [on(0b11, &[100, 100]), free(&[100, 100])].concat();
         check_shares(stride, &t, 4, rounds, 7);
     }
 }
