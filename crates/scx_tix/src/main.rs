@@ -50,6 +50,11 @@ struct Opts {
     /// Turn compensation tickets off (seed 001 §3.4).
     #[arg(long)]
     no_compensation: bool,
+    /// How many of its own slices a waking task may lag the others: a
+    /// task below its share that sleeps between short runs is served
+    /// first by that much. 0 is the seeds' rule (sleeping earns nothing).
+    #[arg(long, default_value_t = tix_core::vtime::WAKE_SLICES, value_parser = clap::value_parser!(u64).range(0..=64))]
+    wake_lag: u64,
     /// Per-user base tickets: a [base] table of user name or uid = tickets.
     #[arg(long, default_value = "/etc/tix/tix.toml")]
     config: PathBuf,
@@ -108,6 +113,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
     {
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         rodata.slice_ns = opts.slice_us * 1000;
+        rodata.wake_slices = opts.wake_lag;
         rodata.nr_cpus = nr_cpus;
     }
     {
@@ -194,10 +200,11 @@ fn run(opts: Opts) -> Result<ExitCode> {
         server::Limits::default(),
     );
     eprintln!(
-        "scx_tix: attached ({}, slice {} us, compensation {})",
+        "scx_tix: attached ({}, slice {} us, compensation {}, wake lag {} slices)",
         policy.name(),
         opts.slice_us,
-        if opts.no_compensation { "off" } else { "on" }
+        if opts.no_compensation { "off" } else { "on" },
+        opts.wake_lag
     );
 
     let mut policy = policy;

@@ -16,6 +16,8 @@ extern "C" {
     fn tix_c_sat_add(a: u64, b: u64) -> u64;
     fn tix_c_lag_bound(one_run: u64) -> u64;
     fn tix_c_run_avg(avg: u64, used: u64) -> u64;
+    fn tix_c_wake_lag(one: u64, slices: u64, slept: u64, slice: u64) -> u64;
+    fn tix_c_wake_slices() -> u64;
     fn tix_c_lead_cap(stride: i32, starve: u64, slice: u64, vsum: u64, serving: u64) -> u64;
     fn tix_c_cap_lead(key: u64, reference: u64, cap: u64) -> u64;
     fn tix_c_next_key(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
@@ -54,6 +56,12 @@ impl Mix {
         let s = self.next() % 64;
         self.next() >> s
     }
+}
+
+#[test]
+fn wake_credit_default_is_the_cores() {
+    // SAFETY: pure C function.
+    assert_eq!(unsafe { tix_c_wake_slices() }, vtime::WAKE_SLICES);
 }
 
 #[test]
@@ -206,6 +214,10 @@ proptest! {
             prop_assert_eq!(tix_c_lag_bound(small), vtime::lag_bound(small));
             prop_assert_eq!(tix_c_run_avg(own, small), vtime::run_avg(own, small));
             prop_assert_eq!(tix_c_run_avg(small, own), vtime::run_avg(small, own));
+            prop_assert_eq!(tix_c_wake_lag(own, small % 8, lag, pending), vtime::wake_lag(own, small % 8, lag, pending));
+            prop_assert_eq!(tix_c_wake_lag(small, lag, pending % (1 << 30), small % (1 << 30)),
+                            vtime::wake_lag(small, lag, pending % (1 << 30), small % (1 << 30)));
+            prop_assert_eq!(tix_c_wake_lag(own, vt, lag, pending), vtime::wake_lag(own, vt, lag, pending));
         }
     }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * model_host.c - a host model of scx_tix on N CPUs, driven by tests with the
- * events main.bpf.c sees: a task wakes (ops.enqueue, no lag), a CPU's slice
+ * events main.bpf.c sees: a task wakes (ops.enqueue, its wake lag), a CPU's slice
  * ends with its task still runnable (ops.dispatch with prev: prev's next key
  * is drawn with lag and compared with the queue, prev winning ties), a task
  * leaves a CPU (ops.stopping: blocks, or is requeued with lag), an empty CPU
@@ -39,6 +39,8 @@ struct tix_model {
 	int compensate;
 	int ncpus;
 	int from_now;
+	u64 wake_slices;
+	u64 slept_ns;
 };
 
 static struct tix_model M;
@@ -65,7 +67,15 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 	M.ncpus = ncpus < 1 ? 1 : ncpus > TIX_M_CPUS ? TIX_M_CPUS : ncpus;
 	M.from_now = 0;
 	M.starve_ns = 500000000;
+	M.wake_slices = TIX_WAKE_SLICES;
+	M.slept_ns = 0;
 }
+
+/* How long every waking task has slept (main.bpf.c measures it). */
+void tix_m_set_slept(u64 ns) { M.slept_ns = ns; }
+
+/* scx_tix --wake-lag: own slices of lag a waking task keeps. */
+void tix_m_set_wake(u64 slices) { M.wake_slices = slices; }
 
 void tix_m_set_starve(u64 ns) { M.starve_ns = ns; }
 
@@ -118,9 +128,17 @@ static u64 lead_cap(int frame)
 	return tix_lead_cap(M.stride, M.starve_ns, M.slice_ns, vsum, serving);
 }
 
+/* One full slice's cost at E's mean (main.bpf.c's one_run(value, 0)). */
+static u64 one_slice(int i)
+{
+	if (M.stride)
+		return tix_pass_delta(M.slice_ns, M.value[i]);
+	return tix_race_delta(1ULL << 16, M.value[i], M.slice_ns, M.slice_ns, M.compensate);
+}
+
 static u64 draw(int i, int requeue)
 {
-	u64 lag = requeue ? tix_lag_bound(one_run(i)) : 0, k;
+	u64 lag = requeue ? tix_lag_bound(one_run(i)) : tix_wake_lag(one_slice(i), M.wake_slices, M.slept_ns, M.slice_ns), k;
 	u64 vt = M.vt[dom_of(i)];
 
 	if (M.from_now) {

@@ -211,6 +211,37 @@ static inline u64 tix_lag_bound(u64 one_run)
 						       : one_run * TIX_LAG_SLICES;
 }
 
+/* The lag a waking task may keep (tix_core::vtime::wake_lag): one of its
+ * own slices (one_slice) per slice it slept, up to slices (at most 64) of
+ * them; slices 0 is the seeds' rule, no credit for sleeping. The fraction
+ * slept is taken in Q16 first so no product needs 128-bit division. */
+#define TIX_WAKE_SLICES 2ULL
+#define TIX_WAKE_SLICES_MAX 64ULL
+
+static inline u64 tix_wake_lag(u64 one_slice, u64 slices, u64 slept_ns, u64 slice_ns)
+{
+	struct tix_u128 full, lag;
+	u64 frac;
+
+	if (!slice_ns || !slices)
+		return 0;
+	if (slices > TIX_WAKE_SLICES_MAX)
+		slices = TIX_WAKE_SLICES_MAX;
+	full = tix_mul64(slice_ns, slices);
+	if (!full.hi && slept_ns > full.lo)
+		slept_ns = full.lo;
+	/* slept_ns <= 64 slices of at most 2^64/64 ns: the shift may still
+	 * overflow for slices above ~2^42 ns (73 min); saturate there. */
+	if (slept_ns >> 48)
+		frac = TIX_U64_MAX / slice_ns;
+	else
+		frac = (slept_ns << 16) / slice_ns;
+	lag = tix_mul64(one_slice, frac);
+	if (lag.hi >> 16)
+		return TIX_U64_MAX;
+	return (lag.hi << 48) | (lag.lo >> 16);
+}
+
 /* A task's smoothed run length (tix_core::vtime::run_avg): the lag bank is
  * counted in runs, which is what the walk it absorbs moves by. */
 static inline u64 tix_run_avg(u64 avg, u64 used)

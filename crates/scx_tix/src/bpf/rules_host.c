@@ -25,6 +25,11 @@ u64 tix_c_sat_add(u64 a, u64 b) { return tix_sat_add(a, b); }
 
 u64 tix_c_lag_bound(u64 one_run) { return tix_lag_bound(one_run); }
 u64 tix_c_run_avg(u64 avg, u64 used) { return tix_run_avg(avg, used); }
+u64 tix_c_wake_lag(u64 one, u64 slices, u64 slept, u64 slice)
+{
+	return tix_wake_lag(one, slices, slept, slice);
+}
+u64 tix_c_wake_slices(void) { return TIX_WAKE_SLICES; }
 
 u64 tix_c_next_key(u64 own, u64 vt, u64 lag, u64 pending)
 {
