@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 # Build: clang-19 compiles the BPF side (bookworm's default clang is too old for
 # current scx headers); libelf/zlib/pkg-config for libbpf-sys.
 # VM harness: qemu (TCG), busybox-static + cpio for the guest's initramfs.
-# Guest workloads: linux-perf (perf bench), stress-ng, rt-tests (cyclictest).
+# Guest workloads: linux-perf (perf bench), stress-ng, rt-tests (cyclictest);
+# bpftool reads the kernel's per-program BPF statistics for vm/bench.
 PKGS=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config make
       qemu-system-x86 busybox-static cpio linux-perf stress-ng rt-tests
-      fonts-dejavu-core)
+      bpftool fonts-dejavu-core)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -43,9 +43,9 @@ file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
 
 # Host tools the guest tests and benchmarks use, found on PATH.
 tools=()
-for t in stress-ng perf cyclictest hackbench; do
-    p=$(command -v "$t" || true)
-    [ -n "$p" ] || vm_die "'$t' not found on the host (apt-get install stress-ng linux-perf rt-tests)"
+for t in stress-ng perf cyclictest hackbench bpftool; do
+    p=$(PATH=$PATH:/usr/sbin:/sbin command -v "$t" || true)
+    [ -n "$p" ] || vm_die "'$t' not found on the host (apt-get install stress-ng linux-perf rt-tests bpftool)"
     tools+=("$(readlink -f "$p")")
 done
 

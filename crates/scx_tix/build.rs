@@ -7,6 +7,12 @@ fn main() {
         .enable_skel("src/bpf/main.bpf.c", "bpf")
         .build()
         .expect("building the BPF program");
+    // The benchmark peer (src/bin/scx_wvtime.rs): its own object and skeleton.
+    scx_cargo::BpfBuilder::new()
+        .expect("BPF builder (is clang installed? set BPF_CLANG)")
+        .enable_skel("src/bpf/wvtime.bpf.c", "wvtime")
+        .build()
+        .expect("building the peer BPF program");
 
     // Host copy of the integer rules: exported wrappers, linked only into the
     // test that checks them against tix_core (unused symbols are dropped

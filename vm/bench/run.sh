@@ -4,11 +4,16 @@
 #   - `perf bench sched messaging` and rt-tests' `hackbench -g G -l L*10`
 #     total times (mean of --reps runs each; throughput)
 #   - wake-up latency of a periodic non-RT task (cyclictest without -p, 1 ms
-#     period) beside --hogs unpinned CPU hogs: mean and p99, with the
-#     measuring thread unpinned and pinned to CPU 0 (-a 0)
+#     period) beside --hogs unpinned CPU hogs: mean and p99 over the samples
+#     of --reps runs, with the measuring thread unpinned and pinned to CPU 0
+#     (-a 0)
 #   - deadlines met by a task that needs 1 ms of CPU every 10 ms (vm-load
 #     periodic) beside the same hogs, unpinned and pinned to CPU 0
-# for: default, scx_tix --policy lottery, scx_tix --policy stride.
+#   - the BPF callbacks' cost: run time per call from the kernel's BPF
+#     statistics (kernel.bpf_stats_enabled, read with bpftool) over all of
+#     the above
+# for: default, scx_tix --policy lottery, scx_tix --policy stride, and
+# scx_wvtime (a minimal weighted virtual-time scheduler, the BPF peer).
 #
 # usage: vm/bench/run.sh [--cpus N] [--reps R] [--secs S] [--hogs H] [--groups G]
 #                        [--loops L] [--no-build] [--timeout SECS]
@@ -67,16 +72,17 @@ while [ $# -gt 0 ]; do
     esac
 done
 hogs=${hogs:-$cpus}
-# Budget: ~8 s per messaging run under TCG at the defaults, plus latency and boot.
-timeout_s=${timeout_s:-$((3 * (reps * groups * loops / 10 + secs + 20) + 1200))}
+# Budget per scheduler: messaging and hackbench (~8 s a run under TCG at the
+# defaults), 2 x reps latency runs and 2 deadline runs of secs; plus boot.
+timeout_s=${timeout_s:-$((4 * (reps * (groups * loops / 10 + 2 * secs) + 2 * secs + 30) + 1200))}
 
 target=${CARGO_TARGET_DIR:-$repo/target}
 if [ "$build" = 1 ]; then
-    echo "bench: building scx_tix, tix and vm-load (release)" >&2
+    echo "bench: building scx_tix, scx_wvtime, tix and vm-load (release)" >&2
     (cd "$repo" && cargo build --release -p scx_tix -p tix &&
         cargo build --release -p tix-ctl --example vm-load) >&2 || { echo "bench: build failed" >&2; exit 1; }
 fi
-for b in scx_tix tix examples/vm-load; do
+for b in scx_tix scx_wvtime tix examples/vm-load; do
     [ -x "$target/release/$b" ] || { echo "bench: $target/release/$b missing" >&2; exit 1; }
 done
 
@@ -108,13 +114,18 @@ fail() {
 latency() {
     _l=$1
     shift
-    hogs=""
-    for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
-    # No -p: the measuring thread stays SCHED_OTHER, so sched_ext schedules it.
-    cyclictest -q -D "$B_SECS" -i 1000 -t 1 -v "$@" >/tmp/cyclictest.out 2>&1 || fail "cyclictest $* failed under $_l"
-    stop $hogs
-    hogs=""
-    awk 'NF == 3 && $1 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyclictest.out | sort -n | awk '
+    : >/tmp/cyclictest.all
+    # --reps runs, samples pooled: one run's p99 moved by 1.5x between boots.
+    for r in $(seq "$B_REPS"); do
+        hogs=""
+        for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
+        # No -p: the measuring thread stays SCHED_OTHER, so sched_ext schedules it.
+        cyclictest -q -D "$B_SECS" -i 1000 -t 1 -v "$@" >/tmp/cyclictest.out 2>&1 || fail "cyclictest $* failed under $_l"
+        stop $hogs
+        hogs=""
+        awk 'NF == 3 && $1 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyclictest.out >>/tmp/cyclictest.all
+    done
+    sort -n /tmp/cyclictest.all | awk '
         { v[NR] = $1; s += $1 }
         END { if (NR == 0) exit 1; i = int(0.99 * NR); if (i < 0.99 * NR) i++
               printf "%.1f %d %d", s / NR, v[i], NR }' || fail "no cyclictest samples ($*) under $_l"
@@ -161,14 +172,35 @@ bench() {
 [ "$(sched_state)" = disabled ] || fail "a sched_ext scheduler is already attached: $(ops_name)"
 echo "bench: $(nproc) CPUs, kernel $(uname -r); default scheduler"
 bench default
-for policy in lottery stride; do
-    scx_tix --policy "$policy" >"$log" 2>&1 &
+echo 1 >/proc/sys/kernel/bpf_stats_enabled || fail "cannot enable kernel.bpf_stats_enabled"
+: >/tmp/bpf-costs
+for sched in lottery stride wvtime; do
+    if [ "$sched" = wvtime ]; then
+        label=scx_wvtime
+        scx_wvtime >"$log" 2>&1 &
+    else
+        label=scx_tix-$sched
+        scx_tix --policy "$sched" >"$log" 2>&1 &
+    fi
     daemon=$!
-    wait_attach "$daemon" 300000 || fail "scx_tix --policy $policy did not attach (waited up to 300 s)"
-    echo "bench: scx_tix $policy attached ($(ops_name))"
-    bench "scx_tix-$policy"
-    [ "$(sched_state)" = enabled ] || fail "scx_tix $policy was ejected during the benchmark"
-    st=$(tix status 2>&1) && echo "$st" | sed 's/^/bench: tix status: /'
+    wait_attach "$daemon" 300000 || fail "$label did not attach (waited up to 300 s)"
+    echo "bench: $label attached ($(ops_name))"
+    bench "$label"
+    [ "$(sched_state)" = enabled ] || fail "$label was ejected during the benchmark"
+    # Per program: "label callback run_time_ns run_cnt" (ops.* programs of
+    # this scheduler, still loaded; struct_ops names carry the ops prefix).
+    bpftool prog show 2>/dev/null | awk -v l="$label" '
+        { n = ""; t = ""; c = ""
+          for (i = 1; i < NF; i++) {
+              if ($i == "name") n = $(i + 1)
+              if ($i == "run_time_ns") t = $(i + 1)
+              if ($i == "run_cnt") c = $(i + 1)
+          }
+          if (n ~ /^(tix|wvt)_/ && c != "") { sub(/^(tix|wvt)_/, "", n); print l, n, t, c } }' >>/tmp/bpf-costs
+    grep -q "^$label " /tmp/bpf-costs || fail "no BPF statistics for $label (bpftool prog show)"
+    if [ "$sched" != wvtime ]; then
+        st=$(tix status 2>&1) && echo "$st" | sed 's/^/bench: tix status: /'
+    fi
     kill -TERM "$daemon"
     wait "$daemon" 2>/dev/null
     daemon=""
@@ -182,6 +214,19 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 awk 'NR == 1 { m0 = $2; h0 = $3; l0 = $4; p0 = $5; lp0 = $7; pp0 = $8 }
      { printf "| %s | %.3f | %.2f | %.3f | %.2f | %.1f | %.2f | %d | %.2f | %.1f | %.2f | %d | %.2f | %.3f | %.3f |\n",
        $1, $2, $2 / m0, $3, $3 / h0, $4, $4 / l0, $5, $5 / p0, $7, $7 / lp0, $8, $8 / pp0, $10, $11 }' "$res"
+echo
+# bpf-costs: label callback run_time_ns run_cnt. One row per callback:
+# ns per call under each scheduler; the last row is all callbacks' time
+# over all their calls.
+echo "| callback | scx_tix-lottery ns/call | calls | scx_tix-stride ns/call | calls | scx_wvtime ns/call | calls |"
+echo "|---|---|---|---|---|---|---|"
+awk '{ t[$1 " " $2] = $3; c[$1 " " $2] = $4; cb[$2] = 1; T[$1] += $3; C[$1] += $4 }
+     function cell(l, k) { return c[l " " k] > 0 ? sprintf("%.0f | %d", t[l " " k] / c[l " " k], c[l " " k]) : "- | 0" }
+     END { n = split("scx_tix-lottery scx_tix-stride scx_wvtime", L, " ")
+           for (k in cb) { row = "| " k; for (i = 1; i <= n; i++) row = row " | " cell(L[i], k); print row " |" }
+           row = "| all callbacks"
+           for (i = 1; i <= n; i++) row = row " | " (C[L[i]] > 0 ? sprintf("%.0f | %d", T[L[i]] / C[L[i]], C[L[i]]) : "- | 0")
+           print row " |" }' /tmp/bpf-costs | sort
 GUEST
 
 export TIX_VM_LOG
@@ -189,7 +234,7 @@ TIX_VM_LOG=$(mktemp "${TMPDIR:-/tmp}/tix-bench.XXXXXX")
 trap 'rm -f "$TIX_VM_LOG"' EXIT
 set +e
 "$repo/vm/run.sh" --cpus "$cpus" --timeout "$timeout_s" \
-    --add "$target/release/scx_tix" --add "$target/release/tix" \
+    --add "$target/release/scx_tix" --add "$target/release/scx_wvtime" --add "$target/release/tix" \
     --add "$target/release/examples/vm-load" -- \
     "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops
 $guest"
@@ -198,8 +243,9 @@ set -e
 if [ "$rc" = 0 ]; then
     echo
     echo "Benchmarks, one VM boot ($cpus CPUs, QEMU TCG): perf bench sched messaging -g $groups -l $loops and"
-    echo "hackbench -g $groups -l $((loops * 10)) (mean of $reps each); cyclictest -i 1000 -t 1 (no -p; unpinned and -a 0)"
-    echo "and vm-load periodic 1000 10000 (unpinned and taskset 1) for ${secs}s each beside $hogs unpinned hogs."
+    echo "hackbench -g $groups -l $((loops * 10)) (mean of $reps each); cyclictest -i 1000 -t 1 (no -p; unpinned and -a 0;"
+    echo "$reps runs of ${secs}s pooled) and vm-load periodic 1000 10000 (unpinned and taskset 1; ${secs}s) beside $hogs unpinned hogs;"
+    echo "BPF callbacks' run time per call (kernel.bpf_stats_enabled) over the whole run."
     echo "Command: $cmdline"
     echo
     grep '^|' "$TIX_VM_LOG"
