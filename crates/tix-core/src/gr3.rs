@@ -305,6 +305,11 @@ pub struct Gr3 {
     s_total: u128,
     c_total: u128,
     current: Option<usize>,
+    /// No quantum charged yet in this cycle: §4.2 starts a cycle at the
+    /// first group of the list, so until the first charge `current`
+    /// follows the head through joins and leaves (a cycle that began with
+    /// one client in a light group still starts at the heaviest group).
+    fresh: bool,
     cycle: u64,
     guard_hits: u64,
 }
@@ -354,6 +359,7 @@ impl Gr3 {
             s_total: 0,
             c_total: 0,
             current: None,
+            fresh: true,
             cycle: 1,
             guard_hits: 0,
         }
@@ -452,6 +458,7 @@ impl Gr3 {
         }
         self.c_total = self.s_total;
         self.current = self.order.first().copied();
+        self.fresh = true;
     }
 
     fn insert(&mut self, id: ClientId) {
@@ -460,6 +467,7 @@ impl Gr3 {
         let c_a = if self.s_total == 0 {
             self.cycle += 1;
             self.c_total = 0;
+            self.fresh = true;
             w as u128
         } else {
             // Eqs. 8–9, rounded up.
@@ -502,7 +510,7 @@ impl Gr3 {
             self.rescale_ratio(k, old);
             self.reposition(k);
         }
-        if self.current.is_none() {
+        if self.current.is_none() || self.fresh {
             self.current = self.order.first().copied();
         }
     }
@@ -557,6 +565,8 @@ impl Gr3 {
             self.c_total = 0;
         } else if self.c_total == 0 {
             self.reset_cycle();
+        } else if self.fresh {
+            self.current = self.order.first().copied();
         }
     }
 
@@ -654,6 +664,7 @@ impl Scheduler for Gr3 {
             return self.roster.charge(id);
         }
         self.roster.in_service = None;
+        self.fresh = false;
         let g = self.serving_group;
         let gr = &mut self.groups[g];
         if let Some(e) = gr
