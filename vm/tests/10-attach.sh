@@ -12,6 +12,16 @@ on_scx "$h1"; check "a hog is scheduled by sched_ext" $?
 tix status >/tmp/status.out 2>&1; r=$?
 sed 's/^/#   /' /tmp/status.out
 check "tix status exits 0 while attached" $r
+tix status --openmetrics >/tmp/status.prom 2>&1; r=$?
+[ $r = 0 ] && grep -qx 'tix_attached 1' /tmp/status.prom && grep -q '^tix_decisions_total [0-9]' /tmp/status.prom &&
+    [ "$(tail -n 1 /tmp/status.prom)" = "# EOF" ]
+check "tix status --openmetrics: attached, decisions counted, # EOF" $?
+# --monitor watches the running instance without attaching a second one.
+timeout 3 scx_tix --monitor 1 >/tmp/monitor.out 2>/tmp/monitor.err
+n=$(grep -c '"attached":true' /tmp/monitor.out)
+diag "scx_tix --monitor 1 for 3 s: $n status lines; $(head -c 160 /tmp/monitor.out)"
+[ "$n" -ge 2 ] && [ "$(sched_state)" = enabled ] && kill -0 "$TIX_DPID"
+check "scx_tix --monitor prints the running instance's status each interval" $?
 
 kill -TERM "$TIX_DPID"
 wait_state disabled 1000; check "SIGTERM: disabled within 1 s" $?
@@ -25,8 +35,11 @@ ltix -u root 2>/tmp/err.out; r=$?
 diag "$(cat /tmp/err.out)"
 [ $r != 0 ] && grep -q "not running" /tmp/err.out; check "tools say the scheduler is not running" $?
 
-tix_start
-check "re-attaches" $?
+tix_start --stats 1 --exit-dump-len 65536
+check "re-attaches (with --stats 1 --exit-dump-len 65536)" $?
+sleep 3
+n=$(grep -c '^{"attached":true' "$TIX_LOG")
+[ "$n" -ge 2 ]; check "scx_tix --stats 1 prints a status line each second ($n in 3 s)" $?
 kill -KILL "$TIX_DPID"
 wait_state disabled 1000; check "SIGKILL: disabled within 1 s" $?
 wait "$TIX_DPID" 2>/dev/null

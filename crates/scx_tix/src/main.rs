@@ -70,11 +70,53 @@ struct Opts {
     /// Print statistics every second (-v), and libbpf's log (-vv).
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// While attached, print the status (`tix status`'s fields) every SECS
+    /// seconds as one JSON line on stdout (sampled once a second).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    stats: Option<f64>,
+    /// Do not attach: print the running instance's status every SECS
+    /// seconds as one JSON line (over --socket) until interrupted.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, conflicts_with = "stats")]
+    monitor: Option<f64>,
+    /// Bytes of the kernel's debug dump kept when the scheduler is ejected
+    /// (0: the kernel's default).
+    #[arg(long, default_value_t = 0)]
+    exit_dump_len: u32,
+}
+
+/// A positive number of seconds, at most a day.
+fn parse_secs(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!("expected seconds in (0, 86400], got '{s}'")),
+    }
+}
+
+/// `--monitor SECS`: one JSON status line per interval from the running
+/// instance; a clear error (exit 1) when none answers.
+fn monitor(socket: &std::path::Path, secs: f64) -> Result<ExitCode> {
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let s = shutdown.clone();
+    ctrlc::set_handler(move || s.store(true, Ordering::Relaxed))
+        .context("installing the SIGINT/SIGTERM handler")?;
+    while !shutdown.load(Ordering::Relaxed) {
+        match tix_ctl::request(socket, &tix_ctl::Request::Status) {
+            Ok(tix_ctl::Response::Status(st)) => println!("{}", serde_json::to_string(&st)?),
+            Ok(other) => anyhow::bail!("unexpected answer from {}: {other:?}", socket.display()),
+            Err(e) => anyhow::bail!("no running scx_tix to monitor at {}: {e}", socket.display()),
+        }
+        std::thread::sleep(Duration::from_secs_f64(secs));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
     let opts = Opts::parse();
-    match run(opts) {
+    let result = match opts.monitor {
+        Some(secs) => monitor(&opts.socket, secs),
+        None => run(opts),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("scx_tix: {e:#}");
@@ -103,6 +145,9 @@ fn run(opts: Opts) -> Result<ExitCode> {
     let mut builder = BpfSkelBuilder::default();
     builder.obj_builder.debug(opts.verbose > 1);
     let mut skel = scx_ops_open!(builder, &mut open_object, tix_ops, None)?;
+    if opts.exit_dump_len > 0 {
+        skel.struct_ops.tix_ops_mut().exit_dump_len = opts.exit_dump_len;
+    }
     let nr_cpus = libbpf_rs::num_possible_cpus()? as u32;
     if nr_cpus > bpf_intf::tix_consts_TIX_MAX_CPUS {
         anyhow::bail!(
@@ -211,6 +256,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
     let mut last = read_counters(&skel);
     let mut last_t = stats::monotonic_ns();
     let mut ticks = 0u32;
+    let mut last_stats = 0f64;
     while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&skel, uei) {
         std::thread::sleep(Duration::from_millis(100));
         let pending = ctl.daemon.lock().unwrap().pending_policy.take();
@@ -234,6 +280,14 @@ fn run(opts: Opts) -> Result<ExitCode> {
             let c = read_counters(&skel);
             let r = stats::rate(last.decisions, c.decisions, now - last_t);
             control::publish(&shared, &c, r, policy, !opts.no_compensation);
+            if let Some(secs) = opts.stats {
+                let now_s = now as f64 / 1e9;
+                if now_s - last_stats >= secs {
+                    last_stats = now_s;
+                    let st = shared.lock().unwrap().status.clone();
+                    println!("{}", serde_json::to_string(&st)?);
+                }
+            }
             if c.lost != last.lost {
                 log_lost(&last.lost, &c.lost, opts.max_tasks);
             }

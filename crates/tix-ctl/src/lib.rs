@@ -138,6 +138,110 @@ pub struct Status {
     pub max_tasks: u64,
 }
 
+impl Status {
+    /// The status in the OpenMetrics text format (a Prometheus scrape or a
+    /// node_exporter textfile): counters end in `_total`, the exposition
+    /// ends with `# EOF`. Metric names are `tix_*`.
+    pub fn to_openmetrics(&self) -> String {
+        let mut o = String::new();
+        let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, String)]| {
+            o.push_str(&format!("# TYPE {name} {kind}\n# HELP {name} {help}\n"));
+            for (labels, v) in samples {
+                let sample = if kind == "counter" {
+                    format!("{name}_total")
+                } else {
+                    name.to_string()
+                };
+                o.push_str(&format!("{sample}{labels} {v}\n"));
+            }
+        };
+        metric(
+            "tix_attached",
+            "gauge",
+            "1 while scx_tix is attached to the kernel.",
+            &[("", u8::from(self.attached).to_string())],
+        );
+        let pol = |p: Policy| (if p == self.policy { "1" } else { "0" }).to_string();
+        metric(
+            "tix_policy",
+            "gauge",
+            "The scheduling policy in force (1 on its label).",
+            &[
+                ("{policy=\"lottery\"}", pol(Policy::Lottery)),
+                ("{policy=\"stride\"}", pol(Policy::Stride)),
+            ],
+        );
+        metric(
+            "tix_compensation",
+            "gauge",
+            "1 while compensation tickets are on.",
+            &[("", u8::from(self.compensation).to_string())],
+        );
+        metric(
+            "tix_slice_seconds",
+            "gauge",
+            "Slice length.",
+            &[("", format!("{}", self.slice_us as f64 / 1e6))],
+        );
+        metric(
+            "tix_decisions_per_second",
+            "gauge",
+            "Scheduling decisions per second over the last sampling interval.",
+            &[("", format!("{:.3}", self.decisions_per_sec))],
+        );
+        metric(
+            "tix_decisions",
+            "counter",
+            "Scheduling decisions (lottery or stride picks).",
+            &[("", self.decisions.to_string())],
+        );
+        metric(
+            "tix_prev_kept",
+            "counter",
+            "Decisions the expired task won, keeping its CPU.",
+            &[("", self.prev_kept.to_string())],
+        );
+        metric(
+            "tix_starvation_serves",
+            "counter",
+            "Decisions forced by the starvation guard.",
+            &[("", self.starve_serves.to_string())],
+        );
+        metric(
+            "tix_direct_dispatches",
+            "counter",
+            "Wake-ups placed straight on an idle CPU.",
+            &[("", self.direct.to_string())],
+        );
+        let l = self.lost;
+        metric(
+            "tix_table_full",
+            "counter",
+            "Entries a full table turned away since attach.",
+            &[
+                ("{table=\"process_state\"}", l.proc_state.to_string()),
+                ("{table=\"user_sums\"}", l.user_sums.to_string()),
+                ("{table=\"task_stats\"}", l.task_stats.to_string()),
+                ("{table=\"user_stats\"}", l.user_stats.to_string()),
+            ],
+        );
+        metric(
+            "tix_process_states",
+            "gauge",
+            "Processes holding a state entry.",
+            &[("", self.proc_states.to_string())],
+        );
+        metric(
+            "tix_process_states_max",
+            "gauge",
+            "Size of the process state table (--max-tasks).",
+            &[("", self.max_tasks.to_string())],
+        );
+        o.push_str("# EOF\n");
+        o
+    }
+}
+
 /// See `Status::lost`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lost {
@@ -374,6 +478,59 @@ pub fn passwd_uid(passwd: &str, name: &str) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn status_renders_as_openmetrics() {
+        let s = Status {
+            attached: true,
+            policy: Policy::Stride,
+            compensation: false,
+            slice_us: 3500,
+            decisions_per_sec: 812.5,
+            decisions: 40_000,
+            prev_kept: 7,
+            starve_serves: 2,
+            direct: 3,
+            lost: Lost {
+                proc_state: 1,
+                ..Lost::default()
+            },
+            proc_states: 82,
+            max_tasks: 65_536,
+        };
+        let m = s.to_openmetrics();
+        for line in [
+            "tix_attached 1",
+            "tix_policy{policy=\"lottery\"} 0",
+            "tix_policy{policy=\"stride\"} 1",
+            "tix_compensation 0",
+            "tix_slice_seconds 0.0035",
+            "tix_decisions_per_second 812.500",
+            "tix_decisions_total 40000",
+            "tix_table_full_total{table=\"process_state\"} 1",
+            "tix_process_states_max 65536",
+        ] {
+            assert!(m.lines().any(|l| l == line), "{line} missing from:\n{m}");
+        }
+        assert!(m.ends_with("# EOF\n"));
+        // Every sample follows its own TYPE line; counters' samples end in _total.
+        let mut kind = ("", "");
+        for l in m.lines() {
+            if let Some(t) = l.strip_prefix("# TYPE ") {
+                let (n, k) = t.split_once(' ').unwrap();
+                kind = (n, k);
+            } else if !l.starts_with('#') {
+                let name = l.split(['{', ' ']).next().unwrap();
+                let want = if kind.1 == "counter" {
+                    format!("{}_total", kind.0)
+                } else {
+                    kind.0.to_string()
+                };
+                assert_eq!(name, want, "{l}");
+            }
+        }
+    }
+
     use super::*;
 
     fn user(uid: u32) -> Caller {

@@ -29,6 +29,14 @@ pub struct StatusArgs {
     /// Control socket of scx_tix.
     #[arg(long)]
     pub socket: Option<PathBuf>,
+    /// Print the status in the OpenMetrics text format (for Prometheus,
+    /// e.g. a node_exporter textfile); `tix_attached 0` when no scheduler
+    /// answers.
+    #[arg(long, conflicts_with = "json")]
+    pub openmetrics: bool,
+    /// Print the status as one JSON line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -58,6 +66,14 @@ pub struct PolicyArgs {
 pub fn status(a: StatusArgs) -> Result<u8> {
     let sock = a.socket.unwrap_or_else(socket_path);
     match request(&sock, &Request::Status) {
+        Ok(Response::Status(s)) if a.openmetrics || a.json => {
+            if a.openmetrics {
+                print!("{}", s.to_openmetrics());
+            } else {
+                println!("{}", serde_json::to_string(&s)?);
+            }
+            Ok(if s.attached { 0 } else { 1 })
+        }
         Ok(Response::Status(s)) => {
             println!("attached: {}", if s.attached { "yes" } else { "no" });
             println!("policy: {}", s.policy.name());
@@ -81,7 +97,13 @@ pub fn status(a: StatusArgs) -> Result<u8> {
         }
         Ok(other) => bail!("unexpected answer {other:?}"),
         Err(ClientError::NotRunning(_)) => {
-            println!("attached: no");
+            if a.openmetrics {
+                print!("# TYPE tix_attached gauge\n# HELP tix_attached 1 while scx_tix is attached to the kernel.\ntix_attached 0\n# EOF\n");
+            } else if a.json {
+                println!("{{\"attached\":false}}");
+            } else {
+                println!("attached: no");
+            }
             eprintln!(
                 "tix: scheduler not running (no scx_tix daemon at {})",
                 sock.display()

@@ -107,3 +107,29 @@ fn scenario_files_and_outputs_name_their_paths() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn status_without_a_scheduler_says_so_in_every_format() {
+    let sock = tmp("status").join("none.sock");
+    let sock = sock.to_str().unwrap();
+    let run = |extra: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tix"))
+            .args(["status", "--socket", sock, extra])
+            .output()
+            .expect("run tix");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = run("--openmetrics");
+    assert_eq!(code, Some(1));
+    assert!(out.lines().any(|l| l == "tix_attached 0"), "{out}");
+    assert!(out.ends_with("# EOF\n"), "{out}");
+    let (code, out) = run("--json");
+    assert_eq!(code, Some(1));
+    assert_eq!(out.trim(), r#"{"attached":false}"#);
+    let (code, err) = tix(&["status", "--json", "--openmetrics"]);
+    assert_ne!(code, 0);
+    assert!(err.starts_with("error: the argument"), "{err}");
+}
