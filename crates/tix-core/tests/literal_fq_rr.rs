@@ -27,32 +27,14 @@
 //! Scope: static sets; joins, leaves and share changes between picks are
 //! not modelled yet.
 
-use proptest::prelude::*;
-use proptest::test_runner::Config;
-use tix_core::{registry, ClientId, PolicyOptions};
+mod literal;
 
-/// A quantum every `exact_shares` share divides after the 2^40 scaling.
-const Q: u64 = 720_720;
+use literal::EXACT_Q as Q;
+use proptest::prelude::*;
+use tix_core::ClientId;
 
 fn library(algo: &str, shares: &[u64], n: usize) -> Vec<ClientId> {
-    let mut s = registry::build(
-        algo,
-        &PolicyOptions {
-            quantum_ns: Q,
-            seed: 1,
-        },
-    )
-    .unwrap();
-    for &w in shares {
-        s.join(w).unwrap();
-    }
-    (0..n)
-        .map(|_| {
-            let c = s.pick().unwrap();
-            s.charge(c, Q).unwrap();
-            c
-        })
-        .collect()
+    literal::library(algo, shares, n, Q)
 }
 
 /// WFQ: the smallest (n_A + 1)/S_A, first joiner among equals.
@@ -85,70 +67,18 @@ fn wrr_paper(shares: &[u64], n: usize) -> Vec<ClientId> {
         .collect()
 }
 
-fn shares() -> impl Strategy<Value = Vec<u64>> {
-    prop_oneof![
-        prop::collection::vec(1u64..=16, 1..=12),
-        prop::collection::vec(
-            (0u32..=10, 0u64..1 << 10).prop_map(|(k, r)| (1 << k) + r % (1 << k)),
-            1..=8
-        ),
-        (
-            prop::collection::vec(1u64..=3, 1..=20),
-            1u64..=300,
-            0usize..=20
-        )
-            .prop_map(|(mut v, big, at)| {
-                let at = at % (v.len() + 1);
-                v.insert(at, big);
-                v
-            }),
-    ]
-}
-
-/// Shares whose odd part divides 45,045 (= Q / 2^4), times 2^0..2^12: the
-/// domain where the library's fixed-point virtual time is exact.
-fn exact_shares() -> impl Strategy<Value = Vec<u64>> {
-    let odd = prop::sample::select(vec![1u64, 3, 5, 7, 9, 11, 13, 15, 21, 35, 45, 63, 99, 143]);
-    prop_oneof![
-        prop::collection::vec((odd.clone(), 0u32..=3).prop_map(|(d, k)| d << k), 1..=12),
-        prop::collection::vec((odd.clone(), 0u32..=12).prop_map(|(d, k)| d << k), 1..=8),
-        (
-            prop::collection::vec(1u64..=3, 1..=20),
-            odd,
-            2u32..=6,
-            0usize..=20
-        )
-            .prop_map(|(mut v, d, k, at)| {
-                let at = at % (v.len() + 1);
-                v.insert(at, d << k);
-                v
-            }),
-    ]
-}
-
-fn config() -> Config {
-    Config {
-        cases: std::env::var("TIX_LITERAL_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(2_000),
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(literal::config())]
 
     /// Two cycles (Σ shares quanta each), at most 4,000 picks.
     #[test]
-    fn wfq_follows_the_paper(shares in exact_shares()) {
+    fn wfq_follows_the_paper(shares in literal::exact_shares()) {
         let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
         prop_assert_eq!(library("wfq", &shares, n), wfq_paper(&shares, n), "shares {:?}", shares);
     }
 
     #[test]
-    fn wrr_follows_the_paper(shares in shares()) {
+    fn wrr_follows_the_paper(shares in literal::shares(10, 8, 300)) {
         let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
         prop_assert_eq!(library("wrr", &shares, n), wrr_paper(&shares, n), "shares {:?}", shares);
     }

@@ -20,9 +20,10 @@
 //! algorithm). §4.3's joins, leaves and share changes between picks are
 //! not modelled yet.
 
+mod literal;
+
 use proptest::prelude::*;
-use proptest::test_runner::Config;
-use tix_core::{registry, ClientId, PolicyOptions};
+use tix_core::ClientId;
 
 /// An exact non-negative rational, for the group ratios of eqs. 3–4.
 #[derive(Clone, Copy, Debug)]
@@ -210,24 +211,7 @@ impl Paper {
 
 /// The library's first `n` picks for `shares` joined in order.
 fn library(shares: &[u64], n: usize) -> Vec<ClientId> {
-    let mut s = registry::build(
-        "gr3",
-        &PolicyOptions {
-            quantum_ns: 1,
-            seed: 1,
-        },
-    )
-    .unwrap();
-    for &w in shares {
-        s.join(w).unwrap();
-    }
-    (0..n)
-        .map(|_| {
-            let c = s.pick().unwrap();
-            s.charge(c, 1).unwrap();
-            c
-        })
-        .collect()
+    literal::library("gr3", shares, n, 1)
 }
 
 fn paper(shares: &[u64], n: usize) -> Vec<ClientId> {
@@ -235,38 +219,12 @@ fn paper(shares: &[u64], n: usize) -> Vec<ClientId> {
     (0..n).map(|_| p.step()).collect()
 }
 
-/// Shares drawn three ways: uniform small, spread over many groups, and
-/// skewed (one or two large among ones).
-fn shares() -> impl Strategy<Value = Vec<u64>> {
-    prop_oneof![
-        prop::collection::vec(1u64..=16, 1..=12),
-        prop::collection::vec(
-            (0u32..=14, 0u64..1 << 14).prop_map(|(k, r)| (1 << k) + r % (1 << k)),
-            1..=12
-        ),
-        (
-            prop::collection::vec(1u64..=3, 1..=20),
-            1u64..=1000,
-            0usize..=20
-        )
-            .prop_map(|(mut v, big, at)| {
-                let at = at % (v.len() + 1);
-                v.insert(at, big);
-                v
-            }),
-    ]
-}
-
 proptest! {
-    #![proptest_config(Config {
-        cases: std::env::var("TIX_LITERAL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000),
-        failure_persistence: None,
-        ..Config::default()
-    })]
+    #![proptest_config(literal::config())]
 
     /// Three cycles (or 600 picks, whichever is fewer), pick for pick.
     #[test]
-    fn gr3_follows_the_paper_from_the_first_pick(shares in shares()) {
+    fn gr3_follows_the_paper_from_the_first_pick(shares in literal::shares(14, 12, 1000)) {
         let cycle: u64 = shares.iter().sum();
         let n = (3 * cycle).min(600) as usize;
         prop_assert_eq!(library(&shares, n), paper(&shares, n), "shares {:?}", shares);

@@ -8,9 +8,10 @@
 //! served in join order (the library's documented choice; §3 names none).
 //! Scope: static sets, all clients joined before the first pick.
 
+mod literal;
+
 use proptest::prelude::*;
-use proptest::test_runner::Config;
-use tix_core::{registry, ClientId, PolicyOptions};
+use tix_core::ClientId;
 
 /// WSS^k as a list.
 fn wss(k: u32) -> Vec<u32> {
@@ -45,56 +46,15 @@ fn srr_paper(shares: &[u64], n: usize) -> Vec<ClientId> {
 }
 
 fn library(shares: &[u64], n: usize) -> Vec<ClientId> {
-    let mut s = registry::build(
-        "srr",
-        &PolicyOptions {
-            quantum_ns: 1_000,
-            seed: 1,
-        },
-    )
-    .unwrap();
-    for &w in shares {
-        s.join(w).unwrap();
-    }
-    (0..n)
-        .map(|_| {
-            let c = s.pick().unwrap();
-            s.charge(c, 1_000).unwrap();
-            c
-        })
-        .collect()
-}
-
-fn shares() -> impl Strategy<Value = Vec<u64>> {
-    prop_oneof![
-        prop::collection::vec(1u64..=16, 1..=12),
-        prop::collection::vec(
-            (0u32..=10, 0u64..1 << 10).prop_map(|(k, r)| (1 << k) + r % (1 << k)),
-            1..=8
-        ),
-        (
-            prop::collection::vec(1u64..=3, 1..=20),
-            1u64..=300,
-            0usize..=20
-        )
-            .prop_map(|(mut v, big, at)| {
-                let at = at % (v.len() + 1);
-                v.insert(at, big);
-                v
-            }),
-    ]
+    literal::library("srr", shares, n, 1_000)
 }
 
 proptest! {
-    #![proptest_config(Config {
-        cases: std::env::var("TIX_LITERAL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000),
-        failure_persistence: None,
-        ..Config::default()
-    })]
+    #![proptest_config(literal::config())]
 
     /// Two passes over WSS^k (2·Σ shares quanta), at most 4,000 picks.
     #[test]
-    fn srr_follows_the_paper(shares in shares()) {
+    fn srr_follows_the_paper(shares in literal::shares(10, 8, 300)) {
         let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
         prop_assert_eq!(library(&shares, n), srr_paper(&shares, n), "shares {:?}", shares);
     }

@@ -12,11 +12,10 @@
 //! quantum (odd part dividing 45,045, times a power of two).
 //! Scope: static sets, all clients joined before the first pick.
 
-use proptest::prelude::*;
-use proptest::test_runner::Config;
-use tix_core::{registry, ClientId, PolicyOptions};
+mod literal;
 
-const Q: u64 = 720_720;
+use proptest::prelude::*;
+use tix_core::ClientId;
 
 fn stride_paper(tickets: &[u64], n: usize) -> Vec<ClientId> {
     let mut runs = vec![0u128; tickets.len()];
@@ -37,54 +36,14 @@ fn stride_paper(tickets: &[u64], n: usize) -> Vec<ClientId> {
 }
 
 fn library(tickets: &[u64], n: usize) -> Vec<ClientId> {
-    let mut s = registry::build(
-        "stride",
-        &PolicyOptions {
-            quantum_ns: Q,
-            seed: 1,
-        },
-    )
-    .unwrap();
-    for &w in tickets {
-        s.join(w).unwrap();
-    }
-    (0..n)
-        .map(|_| {
-            let c = s.pick().unwrap();
-            s.charge(c, Q).unwrap();
-            c
-        })
-        .collect()
-}
-
-fn exact_tickets() -> impl Strategy<Value = Vec<u64>> {
-    let odd = prop::sample::select(vec![1u64, 3, 5, 7, 9, 11, 13, 15, 21, 35, 45, 63, 99, 143]);
-    prop_oneof![
-        prop::collection::vec((odd.clone(), 0u32..=3).prop_map(|(d, k)| d << k), 1..=12),
-        prop::collection::vec((odd.clone(), 0u32..=12).prop_map(|(d, k)| d << k), 1..=8),
-        (
-            prop::collection::vec(1u64..=3, 1..=20),
-            odd,
-            2u32..=6,
-            0usize..=20
-        )
-            .prop_map(|(mut v, d, k, at)| {
-                let at = at % (v.len() + 1);
-                v.insert(at, d << k);
-                v
-            }),
-    ]
+    literal::library("stride", tickets, n, literal::EXACT_Q)
 }
 
 proptest! {
-    #![proptest_config(Config {
-        cases: std::env::var("TIX_LITERAL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000),
-        failure_persistence: None,
-        ..Config::default()
-    })]
+    #![proptest_config(literal::config())]
 
     #[test]
-    fn stride_follows_the_model(tickets in exact_tickets()) {
+    fn stride_follows_the_model(tickets in literal::exact_shares()) {
         let n = (2 * tickets.iter().sum::<u64>()).min(4_000) as usize;
         prop_assert_eq!(library(&tickets, n), stride_paper(&tickets, n), "tickets {:?}", tickets);
     }

@@ -19,11 +19,10 @@
 //! each set at the least quantum all its shares and their sum divide.
 //! Scope: static sets, all clients joined before the first pick.
 
-use proptest::prelude::*;
-use proptest::test_runner::Config;
-use tix_core::{registry, ClientId, PolicyOptions};
+mod literal;
 
-const Q: u64 = 720_720;
+use proptest::prelude::*;
+use tix_core::ClientId;
 
 /// a/b < c/d for positive denominators.
 fn lt(a: u128, b: u128, c: u128, d: u128) -> bool {
@@ -99,31 +98,6 @@ fn wf2q_paper(shares: &[u64], n: usize) -> Vec<ClientId> {
         .collect()
 }
 
-fn library(algo: &str, shares: &[u64], n: usize) -> Vec<ClientId> {
-    library_at(algo, shares, n, Q)
-}
-
-fn library_at(algo: &str, shares: &[u64], n: usize, q: u64) -> Vec<ClientId> {
-    let mut s = registry::build(
-        algo,
-        &PolicyOptions {
-            quantum_ns: q,
-            seed: 1,
-        },
-    )
-    .unwrap();
-    for &w in shares {
-        s.join(w).unwrap();
-    }
-    (0..n)
-        .map(|_| {
-            let c = s.pick().unwrap();
-            s.charge(c, q).unwrap();
-            c
-        })
-        .collect()
-}
-
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
@@ -140,27 +114,6 @@ fn exact_quantum(shares: &[u64]) -> u64 {
         .iter()
         .chain([&sum])
         .fold(1, |l, &x| l / gcd(l, x) * x)
-}
-
-const ODD: [u64; 14] = [1, 3, 5, 7, 9, 11, 13, 15, 21, 35, 45, 63, 99, 143];
-
-fn exact_shares() -> impl Strategy<Value = Vec<u64>> {
-    let odd = prop::sample::select(ODD.to_vec());
-    prop_oneof![
-        prop::collection::vec((odd.clone(), 0u32..=3).prop_map(|(d, k)| d << k), 1..=12),
-        prop::collection::vec((odd.clone(), 0u32..=12).prop_map(|(d, k)| d << k), 1..=8),
-        (
-            prop::collection::vec(1u64..=3, 1..=20),
-            odd,
-            2u32..=6,
-            0usize..=20
-        )
-            .prop_map(|(mut v, d, k, at)| {
-                let at = at % (v.len() + 1);
-                v.insert(at, d << k);
-                v
-            }),
-    ]
 }
 
 /// WF2Q+'s sets: small shares (few clients, so the least common quantum
@@ -182,16 +135,12 @@ fn wf2q_shares() -> impl Strategy<Value = Vec<u64>> {
 }
 
 proptest! {
-    #![proptest_config(Config {
-        cases: std::env::var("TIX_LITERAL_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000),
-        failure_persistence: None,
-        ..Config::default()
-    })]
+    #![proptest_config(literal::config())]
 
     #[test]
-    fn eevdf_follows_the_model(shares in exact_shares()) {
+    fn eevdf_follows_the_model(shares in literal::exact_shares()) {
         let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
-        prop_assert_eq!(library("eevdf", &shares, n), eevdf_paper(&shares, n), "shares {:?}", shares);
+        prop_assert_eq!(literal::library("eevdf", &shares, n, literal::EXACT_Q), eevdf_paper(&shares, n), "shares {:?}", shares);
     }
 
     #[test]
@@ -199,6 +148,6 @@ proptest! {
         let q = exact_quantum(&shares);
         prop_assume!(q < 1 << 36);
         let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
-        prop_assert_eq!(library_at("wf2q", &shares, n, q), wf2q_paper(&shares, n), "shares {:?}", shares);
+        prop_assert_eq!(literal::library("wf2q", &shares, n, q), wf2q_paper(&shares, n), "shares {:?}", shares);
     }
 }
