@@ -3,7 +3,8 @@
 //! argv[0], the thesis's tools with their exact syntax (Zepp §4.5):
 //! `lnice`, `lrenice`, `lsetbase`, `ltix`.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod ctl;
@@ -33,6 +34,44 @@ enum Cmd {
     Top(ctl::TopArgs),
     /// Switch the attached scheduler's policy: lottery or stride.
     Policy(ctl::PolicyArgs),
+    /// Print a shell completion script for tix (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Write man pages of tix and its subcommands into DIR (tix.1, tix-status.1, …),
+    /// or print tix.1 when no DIR is given.
+    Man {
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// `tix man`: clap_mangen's pages from the command definitions themselves.
+fn man(out: Option<PathBuf>) -> anyhow::Result<u8> {
+    use anyhow::Context;
+    let cmd = Cli::command();
+    let Some(dir) = out else {
+        clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+        return Ok(0);
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut pages = vec![("tix".to_string(), cmd.clone())];
+    for sub in cmd.get_subcommands() {
+        let name = format!("tix-{}", sub.get_name());
+        pages.push((
+            name.clone(),
+            sub.clone()
+                .display_name(name.clone())
+                .bin_name(format!("tix {}", sub.get_name())),
+        ));
+    }
+    for (name, page) in pages {
+        let path = dir.join(format!("{name}.1"));
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(page)
+            .title(name.to_uppercase())
+            .render(&mut buf)?;
+        std::fs::write(&path, buf).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(0)
 }
 
 fn main() -> ExitCode {
@@ -48,6 +87,11 @@ fn main() -> ExitCode {
         Cmd::Status(a) => ctl::status(a),
         Cmd::Top(a) => ctl::top(a),
         Cmd::Policy(a) => ctl::policy(a),
+        Cmd::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "tix", &mut std::io::stdout());
+            Ok(0)
+        }
+        Cmd::Man { out } => man(out),
     };
     match result {
         Ok(code) => ExitCode::from(code),

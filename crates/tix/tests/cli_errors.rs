@@ -133,3 +133,35 @@ fn status_without_a_scheduler_says_so_in_every_format() {
     assert_ne!(code, 0);
     assert!(err.starts_with("error: the argument"), "{err}");
 }
+
+#[test]
+fn completions_and_man_pages_come_from_the_command_definitions() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tix"))
+        .args(["completions", "bash"])
+        .output()
+        .expect("run tix");
+    assert_eq!(out.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&out.stdout);
+    for word in ["_tix()", "status", "openmetrics", "sim"] {
+        assert!(
+            script.contains(word),
+            "{word} missing from the bash completion"
+        );
+    }
+    let dir = tmp("man");
+    let out = Command::new(env!("CARGO_BIN_EXE_tix"))
+        .args(["man", "--out", dir.to_str().unwrap()])
+        .output()
+        .expect("run tix");
+    assert_eq!(out.status.code(), Some(0));
+    let page = std::fs::read_to_string(dir.join("tix-status.1")).unwrap();
+    assert!(page.contains(".TH TIX-STATUS 1"), "{page}");
+    assert!(page.contains("openmetrics"), "{page}");
+    assert!(dir.join("tix.1").exists() && dir.join("tix-sim.1").exists());
+    // A file where the directory should be: one clear line, exit 1.
+    let file = dir.join("tix.1");
+    refused(&["man", "--out", file.to_str().unwrap()], "creating");
+    let (code, err) = tix(&["completions", "tcsh"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("error: invalid value 'tcsh'"), "{err}");
+}
