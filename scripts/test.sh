@@ -35,6 +35,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "unit, property and reproduction tests"
 cargo test --workspace --locked
 
+step "Debian package (fields, files, systemd-analyze verify)"
+bash scripts/package.sh --no-build
+
 step "simulator report (quick)"
 cargo build --release --locked -p tix
 ./target/release/tix sim report --quick --out out/report

@@ -32,11 +32,17 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 # second attach of a boot; single-threaded TCG has no such window.
 export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 if [ "${TIX_SKIP_BUILD:-0}" != 1 ]; then
-    (cd "$repo" && cargo build --release -p scx_tix -p tix && cargo build --release -p tix-ctl --example ctl-abuse --example vm-load)
+    (cd "$repo" && cargo build --release -p scx_tix -p tix && cargo build --release -p tix-ctl --example ctl-abuse --example vm-load &&
+        bash scripts/package.sh --no-build >/dev/null)
 fi
 for b in scx_tix tix examples/ctl-abuse examples/vm-load; do
     [ -x "$target/release/$b" ] || { echo "vm/tests/run.sh: $target/release/$b missing" >&2; exit 2; }
 done
+
+# The Debian package, for 15-package.sh (which fails without it).
+deb=$(ls "$target"/deb/tix_*_amd64.deb 2>/dev/null | tail -n 1)
+debadd=()
+[ -n "$deb" ] && debadd=(--add "$deb:/opt/tix/tix.deb")
 
 # boot CPUS PATTERN: one guest with CPUS vCPUs running the matching files.
 boot() {
@@ -46,7 +52,7 @@ boot() {
         --add "$target/release/examples/ctl-abuse:/opt/tix/bin/ctl-abuse" \
         --add "$target/release/examples/vm-load:/opt/tix/bin/vm-load" \
         --add "$here:/usr/share/tix/tests" \
-        ${vmopts[@]+"${vmopts[@]}"} -- \
+        ${debadd[@]+"${debadd[@]}"} ${vmopts[@]+"${vmopts[@]}"} -- \
         "TIX_ONLY='$2' . /usr/share/tix/tests/guest-main.sh"
 }
 # Every file on 2 vCPUs; the multiprocessor file again on 4 (a second boot,
