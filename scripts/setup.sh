@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 # current scx headers); libelf/zlib/pkg-config for libbpf-sys.
 # VM harness: qemu (TCG), busybox-static + cpio for the guest's initramfs.
 # Guest workloads: linux-perf (perf bench), stress-ng, rt-tests (cyclictest);
-# bpftool reads the kernel's per-program BPF statistics for vm/bench.
+# bpftool reads the kernel's per-program BPF statistics for vm/bench;
+# systemd's systemd-analyze verifies the package's unit (scripts/package.sh).
 PKGS=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config make
       qemu-system-x86 busybox-static cpio linux-perf stress-ng rt-tests
-      bpftool fonts-dejavu-core)
+      bpftool systemd fonts-dejavu-core)
 
 missing=()
 for p in "${PKGS[@]}"; do
