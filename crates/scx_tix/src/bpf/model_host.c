@@ -102,11 +102,12 @@ void tix_m_set_from_now(int on) { M.from_now = on; }
 /* main.bpf.c's init_task: a new task starts at the shared frame's present. */
 void tix_m_spawn(int i) { M.own[i] = M.vt[TIX_M_CPUS]; }
 
-/* main.bpf.c's one_run / run_cost / draw_key. */
-static u64 one_run(int i)
+/* main.bpf.c's one_run / run_cost / draw_key. one_run: what a run of
+ * len ns costs task i, E at its mean, never less than a full slice. */
+static u64 one_run(int i, u64 len)
 {
-	u64 len = M.run_avg[i] > M.slice_ns ? M.run_avg[i] : M.slice_ns;
-
+	if (len < M.slice_ns)
+		len = M.slice_ns;
 	if (M.stride)
 		return tix_pass_delta(len, M.value[i]);
 	return tix_race_delta(1ULL << 16, M.value[i], len, M.slice_ns, M.compensate);
@@ -128,17 +129,10 @@ static u64 lead_cap(int frame)
 	return tix_lead_cap(M.stride, M.starve_ns, M.slice_ns, vsum, serving);
 }
 
-/* One full slice's cost at E's mean (main.bpf.c's one_run(value, 0)). */
-static u64 one_slice(int i)
-{
-	if (M.stride)
-		return tix_pass_delta(M.slice_ns, M.value[i]);
-	return tix_race_delta(1ULL << 16, M.value[i], M.slice_ns, M.slice_ns, M.compensate);
-}
-
 static u64 draw(int i, int requeue)
 {
-	u64 lag = requeue ? tix_lag_bound(one_run(i)) : tix_wake_lag(one_slice(i), M.wake_slices, M.slept_ns, M.slice_ns), k;
+	u64 lag = requeue ? tix_lag_bound(one_run(i, M.run_avg[i]))
+			  : tix_wake_lag(one_run(i, 0), M.wake_slices, M.slept_ns, M.slice_ns), k;
 	u64 vt = M.vt[dom_of(i)];
 
 	if (M.from_now) {
@@ -170,7 +164,7 @@ void tix_m_set_cpus(int i, u64 mask)
 	if (!M.queued[i] || dom_of(i) == was)
 		return;
 	t = M.vt[dom_of(i)];
-	lag = tix_lag_bound(one_run(i));
+	lag = tix_lag_bound(one_run(i, M.run_avg[i]));
 	M.key[i] = tix_cap_lead(tix_next_key(M.key[i], t, lag, 0), t, lead_cap(dom_of(i)));
 }
 
