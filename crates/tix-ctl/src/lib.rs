@@ -143,24 +143,10 @@ impl Status {
     /// node_exporter textfile): counters end in `_total`, the exposition
     /// ends with `# EOF`. Metric names are `tix_*`.
     pub fn to_openmetrics(&self) -> String {
-        let mut o = String::new();
+        let mut o = attached_openmetrics(self.attached);
         let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, String)]| {
-            o.push_str(&format!("# TYPE {name} {kind}\n# HELP {name} {help}\n"));
-            for (labels, v) in samples {
-                let sample = if kind == "counter" {
-                    format!("{name}_total")
-                } else {
-                    name.to_string()
-                };
-                o.push_str(&format!("{sample}{labels} {v}\n"));
-            }
+            openmetrics_family(&mut o, name, kind, help, samples)
         };
-        metric(
-            "tix_attached",
-            "gauge",
-            "1 while scx_tix is attached to the kernel.",
-            &[("", u8::from(self.attached).to_string())],
-        );
         let pol = |p: Policy| (if p == self.policy { "1" } else { "0" }).to_string();
         metric(
             "tix_policy",
@@ -240,6 +226,44 @@ impl Status {
         o.push_str("# EOF\n");
         o
     }
+}
+
+/// One metric family: its TYPE and HELP lines, then one sample per label
+/// set (a counter's samples end in `_total`).
+fn openmetrics_family(
+    o: &mut String,
+    name: &str,
+    kind: &str,
+    help: &str,
+    samples: &[(&str, String)],
+) {
+    o.push_str(&format!("# TYPE {name} {kind}\n# HELP {name} {help}\n"));
+    let sample = if kind == "counter" {
+        format!("{name}_total")
+    } else {
+        name.to_string()
+    };
+    for (labels, v) in samples {
+        o.push_str(&format!("{sample}{labels} {v}\n"));
+    }
+}
+
+/// The `tix_attached` family alone, unterminated.
+fn attached_openmetrics(attached: bool) -> String {
+    let mut o = String::new();
+    openmetrics_family(
+        &mut o,
+        "tix_attached",
+        "gauge",
+        "1 while scx_tix is attached to the kernel.",
+        &[("", u8::from(attached).to_string())],
+    );
+    o
+}
+
+/// What a scrape gets when no scheduler answers: `tix_attached 0`.
+pub fn openmetrics_not_running() -> String {
+    attached_openmetrics(false) + "# EOF\n"
 }
 
 /// See `Status::lost`.

@@ -98,7 +98,7 @@ pub fn status(a: StatusArgs) -> Result<u8> {
         Ok(other) => bail!("unexpected answer {other:?}"),
         Err(ClientError::NotRunning(_)) => {
             if a.openmetrics {
-                print!("# TYPE tix_attached gauge\n# HELP tix_attached 1 while scx_tix is attached to the kernel.\ntix_attached 0\n# EOF\n");
+                print!("{}", tix_ctl::openmetrics_not_running());
             } else if a.json {
                 println!("{{\"attached\":false}}");
             } else {
