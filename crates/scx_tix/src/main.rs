@@ -6,6 +6,7 @@ mod bpf_intf;
 mod bpf_skel;
 mod config;
 mod control;
+mod lifecycle;
 mod procs;
 mod server;
 mod state;
@@ -19,7 +20,7 @@ use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_repo
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tix_ctl::daemon::Backend;
@@ -95,10 +96,7 @@ fn parse_secs(s: &str) -> std::result::Result<f64, String> {
 /// `--monitor SECS`: one JSON status line per interval from the running
 /// instance; a clear error (exit 1) when none answers.
 fn monitor(socket: &std::path::Path, secs: f64) -> Result<ExitCode> {
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let s = shutdown.clone();
-    ctrlc::set_handler(move || s.store(true, Ordering::Relaxed))
-        .context("installing the SIGINT/SIGTERM handler")?;
+    let shutdown = lifecycle::shutdown_flag()?;
     while !shutdown.load(Ordering::Relaxed) {
         match tix_ctl::request(socket, &tix_ctl::Request::Status) {
             Ok(tix_ctl::Response::Status(st)) => println!("{}", serde_json::to_string(&st)?),
@@ -136,10 +134,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
     // A missing default config is normal; a broken one is an error.
     let bases = config::load(&opts.config, opts.config.as_os_str() != "/etc/tix/tix.toml")?;
 
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let s = shutdown.clone();
-    ctrlc::set_handler(move || s.store(true, Ordering::Relaxed))
-        .context("installing the SIGINT/SIGTERM handler")?;
+    let shutdown = lifecycle::shutdown_flag()?;
 
     let mut open_object = MaybeUninit::<OpenObject>::uninit();
     let mut builder = BpfSkelBuilder::default();
@@ -311,12 +306,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
     }
     // Prints the kernel's exit kind, reason and message (and dump if any).
     uei_report!(&skel, uei)?;
-    // A scheduler the kernel ejected (error, stall) exits non-zero.
-    Ok(if ejected && !by_signal {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(lifecycle::exit_code(ejected, by_signal))
 }
 
 /// One line per table that turned entries away since the last sample.

@@ -3,15 +3,17 @@
 //! same boot. Attaches, waits for SIGINT/SIGTERM or the kernel's ejection,
 //! and reports how it exited. Not a product: no options beyond the slice.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use libbpf_rs::OpenObject;
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 use std::mem::MaybeUninit;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+#[path = "../lifecycle.rs"]
+mod lifecycle;
 
 #[allow(clippy::all, dead_code)]
 mod wvtime_skel {
@@ -41,10 +43,7 @@ fn main() -> ExitCode {
 }
 
 fn run(opts: Opts) -> Result<ExitCode> {
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let s = shutdown.clone();
-    ctrlc::set_handler(move || s.store(true, Ordering::Relaxed))
-        .context("installing the SIGINT/SIGTERM handler")?;
+    let shutdown = lifecycle::shutdown_flag()?;
     let mut open_object = MaybeUninit::<OpenObject>::uninit();
     let builder = WvtimeSkelBuilder::default();
     let mut skel = scx_ops_open!(builder, &mut open_object, wvt_ops, None)?;
@@ -59,9 +58,5 @@ fn run(opts: Opts) -> Result<ExitCode> {
     let ejected = uei_exited!(&skel, uei);
     drop(link);
     uei_report!(&skel, uei)?;
-    Ok(if ejected && !by_signal {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(lifecycle::exit_code(ejected, by_signal))
 }
