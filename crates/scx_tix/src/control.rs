@@ -142,7 +142,7 @@ impl Control {
     /// reads are the slow part and must not hold up other users).
     pub fn answer(&self, caller: &Caller, req: &Request) -> Response {
         match req {
-            Request::Status => Response::Status(self.shared.lock().unwrap().status.clone()),
+            Request::Status => Response::Status(Box::new(self.shared.lock().unwrap().status.clone())),
             Request::Top => Response::Top(self.top()),
             _ => self
                 .daemon
@@ -244,5 +244,7 @@ pub fn publish(shared: &Arc<Mutex<Shared>>, c: &Counters, rate: f64, policy: Pol
     sh.status.direct = c.direct;
     sh.status.lost = c.lost;
     sh.status.proc_states = c.proc_states;
+    sh.status.cgroups = c.cgroups;
+    sh.status.cgroups_cpu_max = c.cgroups_cpu_max;
     sh.status.decisions_per_sec = rate;
 }

@@ -218,6 +218,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
             direct: 0,
             lost: Default::default(),
             proc_states: 0,
+            cgroups: 0,
+            cgroups_cpu_max: 0,
             max_tasks: opts.max_tasks.into(),
         },
     }));
@@ -286,6 +288,13 @@ fn run(opts: Opts) -> Result<ExitCode> {
             if c.lost != last.lost {
                 log_lost(&last.lost, &c.lost, opts.max_tasks);
             }
+            if c.cgroups_cpu_max != last.cgroups_cpu_max && c.cgroups_cpu_max > 0 {
+                eprintln!(
+                    "scx_tix: {} cgroup(s) set cpu.max; tix does not enforce cpu.max: \
+                     their tasks get their cpu.weight share, unthrottled",
+                    c.cgroups_cpu_max
+                );
+            }
             if opts.verbose > 0 {
                 eprintln!(
                     "scx_tix: {r:.0} decisions/s, prev kept {}, starvation serves {}, direct {}",
@@ -312,6 +321,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
 /// One line per table that turned entries away since the last sample.
 fn log_lost(was: &tix_ctl::Lost, now: &tix_ctl::Lost, max_tasks: u32) {
     let users = bpf_intf::tix_consts_TIX_MAX_USERS;
+    let groups = bpf_intf::tix_consts_TIX_MAX_GROUPS;
+    let cgroups = bpf_intf::tix_consts_TIX_MAX_CGROUPS;
     let rows = [
         (
             now.proc_state - was.proc_state,
@@ -320,8 +331,13 @@ fn log_lost(was: &tix_ctl::Lost, now: &tix_ctl::Lost, max_tasks: u32) {
         ),
         (
             now.user_sums - was.user_sums,
-            format!("user table full ({users} users)"),
+            format!("group table full ({groups} users in cgroups)"),
             "first wake-up(s) of untracked users, whose processes run at value 1",
+        ),
+        (
+            now.cgroups - was.cgroups,
+            format!("cgroup table full ({cgroups} cgroups)"),
+            "cgroup(s) whose tasks are valued as if in the root cgroup",
         ),
         (
             now.task_stats - was.task_stats,
@@ -355,10 +371,13 @@ fn read_counters(skel: &BpfSkel) -> stats::Counters {
             let l = |i: u32| unsafe { std::ptr::read_volatile(&bss.nr_lost[i as usize]) };
             tix_ctl::Lost {
                 proc_state: l(bpf_intf::tix_lost_TIX_LOST_PROC_STATE),
-                user_sums: l(bpf_intf::tix_lost_TIX_LOST_USER_RT),
+                user_sums: l(bpf_intf::tix_lost_TIX_LOST_GROUP),
                 task_stats: l(bpf_intf::tix_lost_TIX_LOST_TASK_STATS),
                 user_stats: l(bpf_intf::tix_lost_TIX_LOST_USER_STATS),
+                cgroups: l(bpf_intf::tix_lost_TIX_LOST_CGROUP),
             }
         },
+        cgroups: unsafe { std::ptr::read_volatile(&bss.nr_cgroups) }.max(0) as u64,
+        cgroups_cpu_max: unsafe { std::ptr::read_volatile(&bss.nr_cg_quota) }.max(0) as u64,
     }
 }

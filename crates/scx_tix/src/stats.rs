@@ -13,6 +13,8 @@ pub struct Counters {
     pub direct: u64,
     pub lost: tix_ctl::Lost,
     pub proc_states: u64,
+    pub cgroups: u64,
+    pub cgroups_cpu_max: u64,
 }
 
 fn read_struct<T: Copy>(bytes: &[u8]) -> Option<T> {

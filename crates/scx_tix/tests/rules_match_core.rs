@@ -5,7 +5,7 @@
 //! domain and over the ranges the kernel actually meets, plus edges.
 
 use proptest::prelude::*;
-use tix_core::{race, stride, vtime, zepp};
+use tix_core::{cgroup, race, stride, vtime, zepp};
 
 extern "C" {
     fn tix_c_neg_ln_q16(u: u32) -> u64;
@@ -22,6 +22,19 @@ extern "C" {
     fn tix_c_cap_lead(key: u64, reference: u64, cap: u64) -> u64;
     fn tix_c_next_key(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
     fn tix_c_next_pass(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
+    fn tix_c_nice_weight(nice: i32, idle: i32) -> u64;
+    fn tix_c_cgroup_funding(w: u64, idle: i32) -> u64;
+    fn tix_c_process_amount(tickets: u64, weight_sum: u64, nr: u64) -> u64;
+    fn tix_c_thread_value(
+        base: u64,
+        tickets: u64,
+        weight: u64,
+        nr: u64,
+        group_active: u64,
+        funding: *const u64,
+        active: *const u64,
+        n: i32,
+    ) -> u64;
 }
 
 fn c_neg_ln(u: u32) -> u64 {
@@ -167,6 +180,92 @@ fn task_value_sweep() {
     // Zepp's Table 1: Fred 200 base, tickets 1000 and 3000 -> 50 and 150.
     assert_eq!(c_value(200, 1000, 4000, 1), 50);
     assert_eq!(c_value(200, 3000, 4000, 1), 150);
+}
+
+/// tix_core::cgroup's value walk, as main.bpf.c runs it.
+fn c_thread_value(b: u64, t: u64, w: u64, nr: u64, ga: u64, levels: &[cgroup::Level]) -> u64 {
+    let f: Vec<u64> = levels.iter().map(|l| l.funding).collect();
+    let a: Vec<u64> = levels.iter().map(|l| l.active).collect();
+    // SAFETY: two arrays of levels.len() u64s, read only.
+    unsafe { tix_c_thread_value(b, t, w, nr, ga, f.as_ptr(), a.as_ptr(), levels.len() as i32) }
+}
+
+#[test]
+fn cgroup_rules_sweep() {
+    for nice in -25..25 {
+        for idle in [false, true] {
+            // SAFETY: pure C function of integers.
+            let c = unsafe { tix_c_nice_weight(nice, idle as i32) };
+            assert_eq!(
+                c,
+                cgroup::nice_weight(nice, idle),
+                "nice {nice} idle {idle}"
+            );
+        }
+    }
+    let mut m = Mix(11);
+    for _ in 0..100_000 {
+        let w = if m.next().is_multiple_of(2) {
+            m.next() % 12_000
+        } else {
+            m.spread()
+        };
+        let idle = m.next().is_multiple_of(5);
+        // SAFETY: pure C functions of integers.
+        let (cf, ca) = unsafe {
+            (
+                tix_c_cgroup_funding(w, idle as i32),
+                tix_c_process_amount(w, m.0 >> 20, w % 70),
+            )
+        };
+        assert_eq!(cf, cgroup::cgroup_funding(w, idle), "w={w}");
+        assert_eq!(ca, cgroup::process_amount(w, m.0 >> 20, w % 70), "w={w}");
+    }
+    for _ in 0..200_000 {
+        // Half as a real tree makes them (bases, tickets, the kernel's
+        // weights, up to 16 levels of cpu.weight-funded cgroups), half
+        // anywhere in u64.
+        let real = m.next().is_multiple_of(2);
+        let pick = |m: &mut Mix, lo: u64, hi: u64| {
+            if real {
+                lo + m.next() % (hi - lo + 1)
+            } else {
+                m.spread()
+            }
+        };
+        let b = pick(&mut m, 100, 10_000);
+        let t = pick(&mut m, 1, 10_000);
+        let w = if real {
+            cgroup::NICE_WEIGHTS[(m.next() % 40) as usize]
+        } else {
+            m.spread()
+        };
+        let nr = pick(&mut m, 1, 64);
+        let ga = if real {
+            t * w + m.next() % 100_000_000
+        } else {
+            m.spread()
+        };
+        let n = (m.next() % 18) as usize;
+        let levels: Vec<cgroup::Level> = (0..n)
+            .map(|_| {
+                let funding = pick(&mut m, 3, 100_000);
+                cgroup::Level {
+                    funding,
+                    active: if real {
+                        funding + m.next() % 200_000
+                    } else {
+                        m.spread()
+                    },
+                }
+            })
+            .collect();
+        assert_eq!(
+            c_thread_value(b, t, w, nr, ga, &levels),
+            cgroup::thread_value(b, t, w, nr, ga, &levels),
+            "b={b} t={t} w={w} nr={nr} ga={ga} levels={levels:?}"
+        );
+    }
 }
 
 #[test]

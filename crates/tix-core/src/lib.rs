@@ -10,6 +10,7 @@ pub mod sched;
 
 pub use error::{Error, Result};
 pub use sched::{BurstAware, ClientId, PolicyOptions, Scheduler, MAX_WEIGHT};
+pub mod cgroup;
 pub mod compensation;
 pub mod currency;
 pub mod eevdf;

@@ -15,6 +15,8 @@
 //!                           forever: spin RUN_US of CPU time, then sleep
 //!                           SLEEP_US (a task that blocks after part of a
 //!                           slice: compensation tickets, seed 001 §3.4)
+//! vm-load spin THREADS       one process of THREADS threads that spin until
+//!                           killed (a VM-shaped process: vCPU threads)
 //! vm-load forkstorm SECS    forks children that exit at once, while a
 //!                           second thread creates and joins threads; prints
 //!                           "forked N, cloned M"
@@ -96,6 +98,17 @@ fn main() {
             }
         }
         Some("forkstorm") => forkstorm(num(args.get(1))),
+        Some("spin") => {
+            let n = num(args.get(1)).max(1);
+            for _ in 1..n {
+                std::thread::spawn(|| loop {
+                    std::hint::spin_loop();
+                });
+            }
+            loop {
+                std::hint::spin_loop();
+            }
+        }
         _ => {
             eprintln!(
                 "usage: vm-load leader-exit | periodic RUN_US PERIOD_US SECS | \

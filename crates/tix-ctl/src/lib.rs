@@ -127,8 +127,8 @@ pub struct Status {
     pub direct: u64,
     /// Entries full tables could not take since attach: threads whose
     /// process has no state entry (it runs at value 1), first wake-ups of a
-    /// user with no runnable sum (value 1), tasks and users without
-    /// statistics.
+    /// user with no runnable sum in a cgroup (value 1), tasks and users
+    /// without statistics, cgroups valued as the root.
     #[serde(default)]
     pub lost: Lost,
     /// Processes with a state entry now, and the table's size.
@@ -136,6 +136,12 @@ pub struct Status {
     pub proc_states: u64,
     #[serde(default)]
     pub max_tasks: u64,
+    /// cgroups (cpu controller) known to the scheduler, and how many of
+    /// them set a cpu.max quota, which tix does not enforce.
+    #[serde(default)]
+    pub cgroups: u64,
+    #[serde(default)]
+    pub cgroups_cpu_max: u64,
 }
 
 impl Status {
@@ -209,6 +215,7 @@ impl Status {
                 ("{table=\"user_sums\"}", l.user_sums.to_string()),
                 ("{table=\"task_stats\"}", l.task_stats.to_string()),
                 ("{table=\"user_stats\"}", l.user_stats.to_string()),
+                ("{table=\"cgroups\"}", l.cgroups.to_string()),
             ],
         );
         metric(
@@ -222,6 +229,18 @@ impl Status {
             "gauge",
             "Size of the process state table (--max-tasks).",
             &[("", self.max_tasks.to_string())],
+        );
+        metric(
+            "tix_cgroups",
+            "gauge",
+            "cgroups with the cpu controller, each a currency funded by its cpu.weight.",
+            &[("", self.cgroups.to_string())],
+        );
+        metric(
+            "tix_cgroups_cpu_max",
+            "gauge",
+            "cgroups that set a cpu.max quota, which tix does not enforce.",
+            &[("", self.cgroups_cpu_max.to_string())],
         );
         o.push_str("# EOF\n");
         o
@@ -273,6 +292,8 @@ pub struct Lost {
     pub user_sums: u64,
     pub task_stats: u64,
     pub user_stats: u64,
+    #[serde(default)]
+    pub cgroups: u64,
 }
 
 impl Lost {
@@ -330,7 +351,7 @@ pub struct Top {
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum Response {
     Error { kind: ErrorKind, message: String },
-    Status(Status),
+    Status(Box<Status>),
     Tickets { pid: u32, tgid: u32, tickets: u64 },
     Base { uid: u32, base: u64 },
     Policy { policy: Policy },
@@ -521,6 +542,8 @@ mod tests {
             },
             proc_states: 82,
             max_tasks: 65_536,
+            cgroups: 12,
+            cgroups_cpu_max: 1,
         };
         let m = s.to_openmetrics();
         for line in [
@@ -533,6 +556,8 @@ mod tests {
             "tix_decisions_total 40000",
             "tix_table_full_total{table=\"process_state\"} 1",
             "tix_process_states_max 65536",
+            "tix_cgroups 12",
+            "tix_cgroups_cpu_max 1",
         ] {
             assert!(m.lines().any(|l| l == line), "{line} missing from:\n{m}");
         }

@@ -90,8 +90,12 @@ pub fn status(a: StatusArgs) -> Result<u8> {
             let l = s.lost;
             println!("process states: {} of {}", s.proc_states, s.max_tasks);
             println!(
-                "tables full: process states {}, user sums {}, task stats {}, user stats {}",
-                l.proc_state, l.user_sums, l.task_stats, l.user_stats
+                "cgroups: {} ({} set cpu.max, not enforced)",
+                s.cgroups, s.cgroups_cpu_max
+            );
+            println!(
+                "tables full: process states {}, user sums {}, task stats {}, user stats {}, cgroups {}",
+                l.proc_state, l.user_sums, l.task_stats, l.user_stats, l.cgroups
             );
             Ok(if s.attached { 0 } else { 1 })
         }

@@ -20,6 +20,9 @@ enum tix_consts {
 	TIX_POLICY_STRIDE = 1,
 	TIX_MAX_TASKS = 65536,
 	TIX_MAX_USERS = 4096,
+	/* cgroups with the cpu controller, and (cgroup, user) groups. */
+	TIX_MAX_CGROUPS = 16384,
+	TIX_MAX_GROUPS = 16384,
 	/* Tasks of the shared queue a CPU examines for one it may run. */
 	TIX_SCAN_MAX = 64,
 };
@@ -27,16 +30,19 @@ enum tix_consts {
 /*
  * Entries a full table could not take (counters nr_lost[]; the daemon logs
  * each rise). A process without a proc_state entry, or of a user without a
- * runnable sum, runs at value 1 (its tickets cannot be counted, and a value
- * computed without them would overstate it); a task or user without a
- * statistics entry runs normally but shows no statistics.
+ * runnable sum in its cgroup (group), runs at value 1 (its tickets cannot
+ * be counted, and a value computed without them would overstate it); a
+ * task or user without a statistics entry runs normally but shows no
+ * statistics; a cgroup without an entry counts as the root (its tasks are
+ * valued as if they sat in the root cgroup).
  */
 enum tix_lost {
 	TIX_LOST_PROC_STATE = 0,
-	TIX_LOST_USER_RT = 1,
+	TIX_LOST_GROUP = 1,
 	TIX_LOST_TASK_STATS = 2,
 	TIX_LOST_USER_STATS = 3,
-	TIX_NR_LOST = 4,
+	TIX_LOST_CGROUP = 4,
+	TIX_NR_LOST = 5,
 };
 
 /* USER_HZ is 100 on every architecture Linux supports. */
@@ -75,14 +81,44 @@ struct tix_user_stat {
 /*
  * One process (tgid): runnable threads (ops.runnable/quiescent) and live
  * threads (ops.init_task/exit_task). The entry lives until the last thread
- * is gone, whichever thread exits first, so the tickets counted in the
- * user's runnable sum always leave it.
+ * is gone, whichever thread exits first, so the amount counted in its
+ * group's sum always leaves it.
  */
 struct tix_proc_state {
+	unsigned long long cgid;	/* the group its amount is counted in: cgroup */
+	unsigned long long counted;	/* amount (tix_process_amount) in that sum */
+	long long wsum;			/* nice weights of its runnable threads */
+	unsigned int uid;		/* the group's user */
 	unsigned int nr_runnable;	/* runnable threads */
-	unsigned int counted;		/* tickets added to the user's runnable sum */
-	unsigned int uid;		/* the user they were added to */
 	unsigned int nr_threads;	/* threads known to the scheduler */
+	unsigned int pad;
+};
+
+/*
+ * One cgroup with the cpu controller (map cgroups, key its id): a currency
+ * funded by tix_cgroup_funding(weight, idle) of its parent's while active
+ * (counted: the funding now in the parent's active sum, 0 while inactive).
+ */
+struct tix_cgroup {
+	unsigned long long parent;	/* parent's id; 0 for the root */
+	long long active;		/* funding of its active children and groups */
+	unsigned long long counted;
+	unsigned int weight;		/* cpu.weight */
+	unsigned int idle;		/* cpu.idle */
+	unsigned int level;
+	unsigned int quota;		/* cpu.max set (not enforced; counted) */
+};
+
+/* A user's processes directly in one cgroup: Zepp's user currency there. */
+struct tix_group_key {
+	unsigned long long cgid;
+	unsigned int uid;
+	unsigned int pad;
+};
+
+struct tix_group {
+	long long active;		/* amounts of its runnable processes */
+	unsigned long long counted;	/* the user's base now in the cgroup's sum */
 };
 
 #endif /* __TIX_INTF_H */

@@ -74,11 +74,24 @@
  * 0.2 ms sleep task beside a hog got .167 of the CPU with compensation,
  * .155 without; vm/tests/65-compensation.sh).
  *
- * Zepp's value of a runnable task: base(uid) * tickets(tgid) / runnable
- * tickets of the user / runnable threads of the process (threads of a process
- * split its value equally; at least 1). Maps user_base and proc_tickets are
- * written by the daemon; the runnable sums are kept in ops.runnable and
- * ops.quiescent, and a process's state lives until its last thread exits.
+ * Rights (tix_core::cgroup, seed 001 §3.3 currencies, seed 000 §3.2 users).
+ * The cgroup v2 tree (cpu controller) is a funding graph: each cgroup is a
+ * currency funded by its cpu.weight (x10 base tickets, so a default cgroup
+ * is worth a default user; cpu.idle: 3) in its parent's currency while
+ * anything below it is runnable; the root's currency is the base currency.
+ * Inside a cgroup each user with runnable processes directly in it is a
+ * currency funded by the user's base (Zepp); a process holds its tickets
+ * times its runnable threads' mean nice weight (the kernel's table) in
+ * it, and its threads split its value by nice weight. With every thread
+ * at nice 0 and no cgroups this is Zepp's base * tickets / runnable
+ * tickets of the user / runnable threads; with no tix settings it is the
+ * default scheduler's nice and cpu.weight shares, except that users in
+ * one cgroup are insulated from each other (on systemd each user has a
+ * slice of their own, where that changes nothing). Active sums are kept
+ * in ops.runnable/quiescent and folded up the tree (proc_sync, group_sync,
+ * cg_sync); a draw folds in what changed since (tickets, base, nice,
+ * cpu.weight, a move) and walks the task's cgroups up to the root
+ * (TIX_CG_DEPTH levels at most). cpu.max is counted, not enforced.
  *
  * Accepted races and approximations (named):
  *  - runnable sums, the T's and vsum (the runnable value, used to cap leads) are
@@ -86,9 +99,17 @@
  *    drawn while another CPU changes them may use the old values;
  *  - values are snapshotted at each draw: a ticket or base change takes
  *    effect at the task's next draw (at most one slice later for a hog);
- *  - a process's ticket change while it stays runnable is folded into the
- *    user's runnable sum at its next draw (compare-and-swap on the counted
- *    value); it can race with the process going quiescent on another CPU;
+ *  - a process's ticket change (or a renice, base or cpu.weight change)
+ *    while it stays runnable is folded into the sums at its next draw;
+ *    sums move by compare-and-swap on what each level counted, retried a
+ *    bounded number of times: a level that loses every retry to other
+ *    CPUs keeps a stale amount until its next change; a draw never lets a
+ *    sum count less than its own task's part of it (value_of);
+ *  - a process is counted in one (cgroup, user) group: threads of one
+ *    process in different cgroups (threaded cgroups) are valued in the
+ *    group of the thread that woke it, moving at each draw that differs;
+ *  - a task's cgroups more than TIX_CG_DEPTH levels above its own are left
+ *    out of its value, as if the tree were cut there;
  *  - a CPU's running-task record (for wake-up preemption) is read by other
  *    CPUs without a lock: a stale read kicks a CPU needlessly (it redecides
  *    and keeps its task) or misses a kick (the woken task waits for a slice
@@ -110,8 +131,8 @@
  *  - a key's lead over T is capped at about starve_ns of service (see
  *    draw_key): only tasks whose fair wait exceeds that are affected, so no
  *    runnable task waits long enough for the watchdog;
- *  - a process that changes owner while runnable moves its tickets to the
- *    new user's runnable sum at its next draw (value_of);
+ *  - a process that changes owner or cgroup while runnable moves its
+ *    amount to the new group at its next draw (value_of, proc_move);
  *  - task_stats is keyed by pid: when the kernel reports a task's exit after
  *    its pid was reused, the new task's statistics restart;
  *  - rules.h's 128-bit divisions saturate in BPF when the dividend exceeds
@@ -142,6 +163,8 @@ u64 nr_direct;
 u64 nr_preempt_kicks;
 u64 nr_lost[TIX_NR_LOST];
 s64 nr_proc_states;	/* entries in proc_state, for leak checks and tix status */
+s64 nr_cgroups;		/* entries in cgroups */
+s64 nr_cg_quota;	/* cgroups with a cpu.max quota, which tix does not enforce */
 
 /* Each frame's virtual time (by DSQ id: CPU c's, then the shared one) and
  * the runnable tasks' summed value. */
@@ -181,6 +204,8 @@ struct task_ctx {
 	u32 sync_wake;		/* woken by a task about to sleep (WF_SYNC) */
 	u64 wake_credit;	/* how far its wake lag moved its key back */
 	u64 slept_at;		/* when it last went to sleep (0: not asleep) */
+	u64 cgid;		/* its cgroup (cpu controller) */
+	u64 wcounted;		/* nice weight counted in its process (0: none) */
 };
 
 struct {
@@ -204,12 +229,21 @@ struct {
 	__type(value, struct tix_proc_tickets);
 } proc_tickets SEC(".maps");
 
+/* cgroups as currencies (struct tix_cgroup), and each user's processes
+ * directly in a cgroup (struct tix_group): see "Rights" in the header. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TIX_MAX_USERS);
-	__type(key, u32);
-	__type(value, s64);
-} user_rt SEC(".maps");
+	__uint(max_entries, TIX_MAX_CGROUPS);
+	__type(key, u64);
+	__type(value, struct tix_cgroup);
+} cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TIX_MAX_GROUPS);
+	__type(key, struct tix_group_key);
+	__type(value, struct tix_group);
+} groups SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -248,9 +282,19 @@ __noinline u64 tix_bpf_neg_ln_q16(u32 u)
 	return tix_neg_ln_q16(u);
 }
 
-__noinline u64 tix_bpf_task_value(u64 base, u64 tickets, u64 urt, u64 prt)
+__noinline u64 tix_bpf_group_part(u64 base, u64 tickets, u64 weight, u64 nr, u64 ga)
 {
-	return tix_task_value(base, tickets, urt, prt);
+	return tix_group_part(base, tickets, weight, nr, ga);
+}
+
+__noinline u64 tix_bpf_level(u64 x, u64 funding, u64 active)
+{
+	return tix_level(x, funding, active);
+}
+
+__noinline u64 tix_bpf_process_amount(u64 tickets, u64 wsum, u64 nr)
+{
+	return tix_process_amount(tickets, wsum, nr);
 }
 
 __noinline u64 tix_bpf_pass_delta(u64 used_ns, u64 value)
@@ -299,15 +343,149 @@ static struct tix_proc_state *proc_state_get(u32 tgid)
 	return bpf_map_lookup_elem(&proc_state, &tgid);
 }
 
-static s64 *user_rt_get(u32 uid)
-{
-	s64 zero = 0, *v;
+/* SCHED_IDLE (uapi linux/sched.h; a define, so not in BTF). */
+#define TIX_SCHED_IDLE 5
 
-	v = bpf_map_lookup_elem(&user_rt, &uid);
-	if (v)
-		return v;
-	bpf_map_update_elem(&user_rt, &uid, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&user_rt, &uid);
+/* p's weight inside its process: the kernel's weight of its nice level. */
+static u64 task_weight(struct task_struct *p)
+{
+	return tix_nice_weight((int)p->static_prio - 120, p->policy == TIX_SCHED_IDLE);
+}
+
+static u64 base_of(u32 uid)
+{
+	u32 *b = bpf_map_lookup_elem(&user_base, &uid);
+
+	return b ? *b : TIX_DEFAULT_BASE;
+}
+
+static u64 cgroup_id(struct cgroup *cgrp)
+{
+	return BPF_CORE_READ(cgrp, kn, id);
+}
+
+static u64 cg_funding(struct tix_cgroup *c)
+{
+	return tix_cgroup_funding(c->weight, c->idle);
+}
+
+/*
+ * Bring cgroup cgid's funding in its parent's active sum in line with its
+ * own active sum (funded while anything below it is runnable), then the
+ * parent's, up the tree while something changed. Compare-and-swap on the
+ * counted funding makes each change apply once; a level is looked at again
+ * after its own change, so a CPU that raced this one (activating while
+ * this deactivated) leaves the level agreeing with its sum.
+ */
+static void cg_sync(u64 cgid)
+{
+	struct tix_cgroup *c, *par;
+	bool changed = false;
+	u64 desired, old;
+	u32 i;
+
+	bpf_for(i, 0, 4 * TIX_CG_DEPTH) {
+		c = bpf_map_lookup_elem(&cgroups, &cgid);
+		if (!c || !c->parent)
+			break;
+		desired = *(volatile s64 *)&c->active > 0 ? cg_funding(c) : 0;
+		old = *(volatile u64 *)&c->counted;
+		if (old != desired) {
+			if (__sync_bool_compare_and_swap(&c->counted, old, desired)) {
+				par = bpf_map_lookup_elem(&cgroups, &c->parent);
+				if (par)
+					__sync_fetch_and_add(&par->active, (s64)desired - (s64)old);
+				changed = true;
+			}
+			continue;
+		}
+		if (!changed)
+			break;
+		cgid = c->parent;
+		changed = false;
+	}
+}
+
+static struct tix_group *group_get(struct tix_group_key *k)
+{
+	struct tix_group zero = {}, *g;
+
+	g = bpf_map_lookup_elem(&groups, k);
+	if (g)
+		return g;
+	bpf_map_update_elem(&groups, k, &zero, BPF_NOEXIST);
+	g = bpf_map_lookup_elem(&groups, k);
+	if (!g)
+		lost(TIX_LOST_GROUP);
+	return g;
+}
+
+/* The user's base in the cgroup's sum while the group is active (the same
+ * compare-and-swap rule as cg_sync), then the cgroups above. */
+static void group_sync(struct tix_group_key *k)
+{
+	struct tix_cgroup *c;
+	struct tix_group *g;
+	u64 desired, old;
+	u32 i;
+
+	bpf_for(i, 0, 4) {
+		g = bpf_map_lookup_elem(&groups, k);
+		if (!g)
+			return;
+		desired = *(volatile s64 *)&g->active > 0 ? base_of(k->uid) : 0;
+		old = *(volatile u64 *)&g->counted;
+		if (old == desired)
+			break;
+		if (__sync_bool_compare_and_swap(&g->counted, old, desired)) {
+			c = bpf_map_lookup_elem(&cgroups, &k->cgid);
+			if (c)
+				__sync_fetch_and_add(&c->active, (s64)desired - (s64)old);
+		}
+	}
+	cg_sync(k->cgid);
+}
+
+/* The process's amount (tickets times its runnable threads' mean weight)
+ * in its group's sum, then the group and the cgroups above. */
+static void proc_sync(struct tix_proc_state *ps, u64 tickets)
+{
+	struct tix_group_key k = { .cgid = ps->cgid, .uid = ps->uid };
+	struct tix_group *g = group_get(&k);
+	u64 desired, old;
+	s64 ws;
+	u32 i;
+
+	bpf_for(i, 0, 4) {
+		ws = *(volatile s64 *)&ps->wsum;
+		desired = tix_bpf_process_amount(tickets, ws > 0 ? ws : 0,
+						 *(volatile u32 *)&ps->nr_runnable);
+		old = *(volatile u64 *)&ps->counted;
+		if (old == desired)
+			break;
+		if (__sync_bool_compare_and_swap(&ps->counted, old, desired) && g)
+			__sync_fetch_and_add(&g->active, (s64)desired - (s64)old);
+	}
+	if (g)
+		group_sync(&k);
+}
+
+/* A runnable process whose cgroup or owner changed (cgroup migration, su,
+ * setuid): its amount leaves the old group and enters the new one. */
+static void proc_move(struct tix_proc_state *ps, u64 cgid, u32 uid, u64 tickets)
+{
+	struct tix_group_key old = { .cgid = ps->cgid, .uid = ps->uid };
+	struct tix_group *g;
+	u64 taken;
+
+	taken = __sync_lock_test_and_set(&ps->counted, 0);
+	g = bpf_map_lookup_elem(&groups, &old);
+	if (g && taken)
+		__sync_fetch_and_sub(&g->active, (s64)taken);
+	group_sync(&old);
+	ps->cgid = cgid;
+	ps->uid = uid;
+	proc_sync(ps, tickets);
 }
 
 /* /proc/PID/stat's starttime of p's process, the daemon's key for it. */
@@ -343,59 +521,69 @@ static u32 tickets_of(struct task_struct *p)
 	return t ? t->tickets : TIX_DEFAULT_TICKETS;
 }
 
-/* Zepp's v = b * p / t, split among the process's runnable threads. */
-static u64 value_of(struct task_struct *p)
+/*
+ * p's value in base tickets (tix_core::cgroup::thread_value): its part of
+ * its user's currency in its cgroup, then funding / active of each cgroup
+ * up to the root's child. Changes since its last draw (tickets, nice,
+ * base, cpu.weight, a move) are folded into the sums first.
+ */
+static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 {
-	u32 uid = task_uid(p), tgid = p->tgid, tickets, old, *b;
-	u64 base = TIX_DEFAULT_BASE, prt = 1, urt = 0;
+	u32 uid = task_uid(p), tgid = p->tgid, i;
+	u64 tickets, weight, base, x, nr, ga, below, cur, fund, act;
 	struct tix_proc_state *ps;
-	s64 *rt;
+	struct tix_group_key k;
+	struct tix_cgroup *c;
+	struct tix_group *g;
 
-	b = bpf_map_lookup_elem(&user_base, &uid);
-	if (b)
-		base = *b;
-	tickets = tickets_of(p);
 	ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	if (!ps)
 		/* Table full (counted in nr_lost): its tickets are in no sum, and
-		 * b*p/t without them would overstate it, up to the whole base
-		 * for each such process. The least value is the safe side. */
+		 * a value computed without them would overstate it, up to the
+		 * whole base for each such process. The least value is the safe
+		 * side. */
 		return 1;
-	{
-		u32 ouid = ps->uid;
-
-		prt = ps->nr_runnable;
-		/* A process that changed owner while runnable (su, setuid: the
-		 * hog that never sleeps again) moves its tickets to the new
-		 * user's sum at its next draw. */
-		if (prt > 0 && ouid != uid &&
-		    __sync_bool_compare_and_swap(&ps->uid, ouid, uid)) {
-			rt = bpf_map_lookup_elem(&user_rt, &ouid);
-			if (rt)
-				__sync_fetch_and_sub(rt, (s64)ps->counted);
-			rt = user_rt_get(uid);
-			if (rt)
-				__sync_fetch_and_add(rt, (s64)ps->counted);
-		}
-		old = ps->counted;
-		/* Fold a ticket change of a still-runnable process into the sum. */
-		if (prt > 0 && old != tickets &&
-		    __sync_bool_compare_and_swap(&ps->counted, old, tickets)) {
-			rt = user_rt_get(ps->uid);
-			if (rt)
-				__sync_fetch_and_add(rt, (s64)tickets - (s64)old);
-		}
+	tickets = tickets_of(p);
+	weight = task_weight(p);
+	if (tctx->wcounted && tctx->wcounted != weight) {
+		/* renice while runnable */
+		__sync_fetch_and_add(&ps->wsum, (s64)weight - (s64)tctx->wcounted);
+		tctx->wcounted = weight;
 	}
-	rt = bpf_map_lookup_elem(&user_rt, &uid);
-	if (!rt)
-		/* The user's sum could not be created (user table full). */
+	if (ps->nr_runnable && (ps->cgid != tctx->cgid || ps->uid != uid))
+		proc_move(ps, tctx->cgid, uid, tickets);
+	else
+		proc_sync(ps, tickets);
+
+	k.cgid = ps->cgid;
+	k.uid = ps->uid;
+	k.pad = 0;
+	g = bpf_map_lookup_elem(&groups, &k);
+	if (!g)
+		/* The group table is full: as a process without state. */
 		return 1;
-	if (*rt > 0)
-		urt = *rt;
-	if (urt < tickets)
-		/* The sum lags (race above): never worth more than the base. */
-		urt = tickets;
-	return tix_bpf_task_value(base, tickets, urt, prt);
+	nr = ps->nr_runnable ? ps->nr_runnable : 1;
+	base = base_of(k.uid);
+	/* Sums read while other CPUs change them may lag: never let a sum be
+	 * smaller than the part of it this task's own path puts there, so
+	 * no value exceeds what its funding allows (a user's base, a
+	 * cgroup's share of its parent). */
+	ga = *(volatile s64 *)&g->active > 0 ? (u64)g->active : 0;
+	below = tix_bpf_process_amount(tickets, weight, nr);
+	x = tix_bpf_group_part(base, tickets, weight, nr, ga > below ? ga : below);
+	below = base;
+	cur = k.cgid;
+	bpf_for(i, 0, TIX_CG_DEPTH) {
+		c = bpf_map_lookup_elem(&cgroups, &cur);
+		if (!c || !c->parent)
+			break;
+		fund = cg_funding(c);
+		act = *(volatile s64 *)&c->active > 0 ? (u64)c->active : 0;
+		x = tix_bpf_level(x, fund, act > below ? act : below);
+		below = fund;
+		cur = c->parent;
+	}
+	return tix_value_of_part(x);
 }
 
 /* What a run of len ns costs a task of this value, in keys, E at its mean,
@@ -483,7 +671,7 @@ static void set_serving(u32 c, u32 dom)
 
 static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool requeue)
 {
-	u64 value = value_of(p), t = vtime_now(dom), lag = 0, key, plain;
+	u64 value = value_of(p, tctx), t = vtime_now(dom), lag = 0, key, plain;
 
 	if (tctx->vcounted) {
 		__sync_fetch_and_add(&vsum, (s64)value - (s64)tctx->vcounted);
@@ -921,37 +1109,27 @@ void BPF_STRUCT_OPS(tix_runnable, struct task_struct *p, u64 enq_flags)
 	/* Looked up, not created: only init_task creates (and counts threads
 	 * in) an entry, so a process that found the table full stays out. */
 	struct tix_proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
-	u32 tickets;
-	s64 *rt;
+	u64 w;
 
-	if (tctx && !tctx->vcounted) {
+	if (!tctx)
+		return;
+	if (!tctx->vcounted) {
 		/* Counted at its last value until its next draw refreshes it. */
 		tctx->vcounted = tctx->value ? tctx->value : 1;
 		__sync_fetch_and_add(&vsum, (s64)tctx->vcounted);
 	}
-	if (!ps)
+	if (!ps || tctx->wcounted)
 		return;
+	w = task_weight(p);
+	tctx->wcounted = w;
+	__sync_fetch_and_add(&ps->wsum, (s64)w);
 	if (__sync_fetch_and_add(&ps->nr_runnable, 1) == 0) {
-		/* First runnable thread: the process enters the user's sum. */
-		tickets = tickets_of(p);
-		ps->counted = tickets;
+		/* First runnable thread: the process enters its group's sum
+		 * (nothing of it is counted anywhere now). */
+		ps->cgid = tctx->cgid;
 		ps->uid = task_uid(p);
-		rt = user_rt_get(ps->uid);
-		if (rt)
-			__sync_fetch_and_add(rt, (s64)tickets);
-		else
-			lost(TIX_LOST_USER_RT);
 	}
-}
-
-/* The last runnable thread of ps's process leaves: its tickets leave the sum. */
-static void proc_leaves(struct tix_proc_state *ps)
-{
-	u32 uid = ps->uid;
-	s64 *rt = bpf_map_lookup_elem(&user_rt, &uid);
-
-	if (rt)
-		__sync_fetch_and_sub(rt, (s64)ps->counted);
+	proc_sync(ps, tickets_of(p));
 }
 
 void BPF_STRUCT_OPS(tix_quiescent, struct task_struct *p, u64 deq_flags)
@@ -960,22 +1138,24 @@ void BPF_STRUCT_OPS(tix_quiescent, struct task_struct *p, u64 deq_flags)
 	struct tix_proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	struct task_ctx *tctx = lookup_ctx(p);
 
-	if (tctx) {
-		/* queued stays: a waiting task dequeued for a property change
-		 * (affinity, nice, cgroup) keeps its key at its next enqueue. */
-		tctx->next_ready = 0;
-		tctx->requeue = 0;
-		if (deq_flags & SCX_DEQ_SLEEP)
-			tctx->slept_at = bpf_ktime_get_ns();
-		if (tctx->vcounted) {
-			__sync_fetch_and_sub(&vsum, (s64)tctx->vcounted);
-			tctx->vcounted = 0;
-		}
-	}
-	if (!ps || !ps->nr_runnable)
+	if (!tctx)
 		return;
-	if (__sync_fetch_and_sub(&ps->nr_runnable, 1) == 1)
-		proc_leaves(ps);
+	/* queued stays: a waiting task dequeued for a property change
+	 * (affinity, nice, cgroup) keeps its key at its next enqueue. */
+	tctx->next_ready = 0;
+	tctx->requeue = 0;
+	if (deq_flags & SCX_DEQ_SLEEP)
+		tctx->slept_at = bpf_ktime_get_ns();
+	if (tctx->vcounted) {
+		__sync_fetch_and_sub(&vsum, (s64)tctx->vcounted);
+		tctx->vcounted = 0;
+	}
+	if (!ps || !tctx->wcounted)
+		return;
+	__sync_fetch_and_sub(&ps->wsum, (s64)tctx->wcounted);
+	tctx->wcounted = 0;
+	__sync_fetch_and_sub(&ps->nr_runnable, 1);
+	proc_sync(ps, tickets_of(p));
 }
 
 s32 BPF_STRUCT_OPS(tix_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -992,6 +1172,8 @@ s32 BPF_STRUCT_OPS(tix_init_task, struct task_struct *p, struct scx_init_task_ar
 		return -ENOMEM;
 	/* A new task starts at the present, not at the beginning of time. */
 	tctx->own = vtime_now(TIX_GLOBAL_DSQ);
+	if (bpf_core_field_exists(args->cgroup) && args->cgroup)
+		tctx->cgid = cgroup_id(args->cgroup);
 	st.tgid = tgid;
 	st.uid = task_uid(p);
 	if (bpf_map_update_elem(&task_stats, &pid, &st, BPF_ANY))
@@ -1024,14 +1206,119 @@ void BPF_STRUCT_OPS(tix_exit_task, struct task_struct *p, struct scx_exit_task_a
 	ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	if (!ps || __sync_fetch_and_sub(&ps->nr_threads, 1) != 1)
 		return;
-	/* The process's last thread: its tgid may now be reused. */
-	if (ps->nr_runnable) {
-		ps->nr_runnable = 0;
-		proc_leaves(ps);
-	}
+	/* The process's last thread: its tgid may now be reused, and
+	 * whatever it still counts leaves its group. */
+	ps->nr_runnable = 0;
+	ps->wsum = 0;
+	proc_sync(ps, 0);
 	if (!bpf_map_delete_elem(&proc_state, &tgid))
 		__sync_fetch_and_sub(&nr_proc_states, 1);
 	bpf_map_delete_elem(&proc_tickets, &tgid);
+}
+
+/*
+ * cgroups (cpu controller): each a currency funded by its cpu.weight (or
+ * cpu.idle's weight) in its parent's. cpu.max is not enforced: the
+ * cgroups that set it are counted (nr_cg_quota) and the daemon says so.
+ */
+s32 BPF_STRUCT_OPS(tix_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_args *args)
+{
+	struct tix_cgroup c = {};
+	struct cgroup *par;
+	u64 id = cgroup_id(cgrp);
+
+	c.weight = args->weight;
+	c.level = cgrp->level;
+	if (bpf_core_field_exists(args->sched_idle))
+		c.idle = args->sched_idle;
+	if (bpf_core_field_exists(args->bw_quota_us))
+		c.quota = args->bw_quota_us != TIX_U64_MAX;
+	if (c.level > 0) {
+		par = bpf_cgroup_ancestor(cgrp, c.level - 1);
+		if (par) {
+			c.parent = cgroup_id(par);
+			bpf_cgroup_release(par);
+		}
+	}
+	if (bpf_map_update_elem(&cgroups, &id, &c, BPF_NOEXIST)) {
+		lost(TIX_LOST_CGROUP);
+		return 0;
+	}
+	__sync_fetch_and_add(&nr_cgroups, 1);
+	if (c.quota)
+		__sync_fetch_and_add(&nr_cg_quota, 1);
+	return 0;
+}
+
+/* Delete a dead cgroup's groups (their processes have all left it). */
+static long drop_group(struct bpf_map *map, struct tix_group_key *k,
+		       struct tix_group *g, u64 *cgid)
+{
+	if (k->cgid == *cgid)
+		bpf_map_delete_elem(map, k);
+	return 0;
+}
+
+void BPF_STRUCT_OPS(tix_cgroup_exit, struct cgroup *cgrp)
+{
+	u64 id = cgroup_id(cgrp);
+	struct tix_cgroup *c = bpf_map_lookup_elem(&cgroups, &id);
+
+	if (!c)
+		return;
+	if (c->quota)
+		__sync_fetch_and_sub(&nr_cg_quota, 1);
+	bpf_for_each_map_elem(&groups, drop_group, &id, 0);
+	if (!bpf_map_delete_elem(&cgroups, &id))
+		__sync_fetch_and_sub(&nr_cgroups, 1);
+}
+
+void BPF_STRUCT_OPS(tix_cgroup_move, struct task_struct *p, struct cgroup *from,
+		    struct cgroup *to)
+{
+	struct task_ctx *tctx = lookup_ctx(p);
+
+	/* Its process's amount follows at its next draw (value_of). */
+	if (tctx)
+		tctx->cgid = cgroup_id(to);
+}
+
+void BPF_STRUCT_OPS(tix_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	u64 id = cgroup_id(cgrp);
+	struct tix_cgroup *c = bpf_map_lookup_elem(&cgroups, &id);
+
+	if (!c)
+		return;
+	c->weight = weight;
+	cg_sync(id);
+}
+
+void BPF_STRUCT_OPS(tix_cgroup_set_idle, struct cgroup *cgrp, bool idle)
+{
+	u64 id = cgroup_id(cgrp);
+	struct tix_cgroup *c = bpf_map_lookup_elem(&cgroups, &id);
+
+	if (!c)
+		return;
+	c->idle = idle;
+	cg_sync(id);
+}
+
+void BPF_STRUCT_OPS(tix_cgroup_set_bandwidth, struct cgroup *cgrp, u64 period_us,
+		    u64 quota_us, u64 burst_us)
+{
+	u64 id = cgroup_id(cgrp);
+	struct tix_cgroup *c = bpf_map_lookup_elem(&cgroups, &id);
+	u32 q = quota_us != TIX_U64_MAX;
+
+	if (!c || c->quota == q)
+		return;
+	c->quota = q;
+	if (q)
+		__sync_fetch_and_add(&nr_cg_quota, 1);
+	else
+		__sync_fetch_and_sub(&nr_cg_quota, 1);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(tix_init)
@@ -1066,6 +1353,12 @@ SCX_OPS_DEFINE(tix_ops,
 	       .quiescent	= (void *)tix_quiescent,
 	       .init_task	= (void *)tix_init_task,
 	       .exit_task	= (void *)tix_exit_task,
+	       .cgroup_init	= (void *)tix_cgroup_init,
+	       .cgroup_exit	= (void *)tix_cgroup_exit,
+	       .cgroup_move	= (void *)tix_cgroup_move,
+	       .cgroup_set_weight = (void *)tix_cgroup_set_weight,
+	       .cgroup_set_idle	= (void *)tix_cgroup_set_idle,
+	       .cgroup_set_bandwidth = (void *)tix_cgroup_set_bandwidth,
 	       .init		= (void *)tix_init,
 	       .exit		= (void *)tix_exit,
 	       .timeout_ms	= 10000,

@@ -300,4 +300,94 @@ static inline u64 tix_cap_lead(u64 key, u64 reference, u64 cap)
 	return key;
 }
 
+/*
+ * Linux's rights as currencies (tix_core::cgroup): a cgroup funded by its
+ * cpu.weight in its parent's currency, a user's base inside each cgroup, a
+ * process's tickets times its runnable threads' mean nice weight, a thread
+ * its nice weight's part. Same integer steps as the core, same saturation.
+ */
+#define TIX_NICE_0_WEIGHT 1024ULL
+#define TIX_IDLE_WEIGHT 3ULL
+#define TIX_CPU_WEIGHT_MAX 10000ULL
+#define TIX_BASE_PER_WEIGHT 10ULL
+#define TIX_IDLE_FUNDING 3ULL
+#define TIX_VALUE_FRAC 16
+#define TIX_VALUE_MAX (1ULL << 40)
+#define TIX_CG_DEPTH 16
+
+/* The kernel's sched_prio_to_weight, nice -20..19. */
+static const u64 tix_nice_weights[40] = {
+	88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+	9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+	1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+	110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+};
+
+static inline u64 tix_nice_weight(int nice, int idle)
+{
+	if (idle)
+		return TIX_IDLE_WEIGHT;
+	if (nice < -20)
+		nice = -20;
+	if (nice > 19)
+		nice = 19;
+	return tix_nice_weights[(nice + 20) & 63];
+}
+
+static inline u64 tix_cgroup_funding(u64 cpu_weight, int idle)
+{
+	if (idle)
+		return TIX_IDLE_FUNDING;
+	if (cpu_weight < 1)
+		cpu_weight = 1;
+	if (cpu_weight > TIX_CPU_WEIGHT_MAX)
+		cpu_weight = TIX_CPU_WEIGHT_MAX;
+	return cpu_weight * TIX_BASE_PER_WEIGHT;
+}
+
+/* a * b / c, saturating when the product needs more than 64 bits. */
+static inline u64 tix_mul_div(u64 a, u64 b, u64 c)
+{
+	struct tix_u128 p = tix_mul64(a, b);
+
+	if (p.hi)
+		return TIX_U64_MAX;
+	return p.lo / (c ? c : 1);
+}
+
+static inline u64 tix_sat_mul(u64 a, u64 b)
+{
+	struct tix_u128 p = tix_mul64(a, b);
+
+	return p.hi ? TIX_U64_MAX : p.lo;
+}
+
+static inline u64 tix_process_amount(u64 tickets, u64 weight_sum, u64 nr)
+{
+	return nr ? tix_mul_div(tickets, weight_sum, nr) : 0;
+}
+
+/* The thread's own part (tix_core::cgroup::thread_value before the levels),
+ * in VALUE_FRAC fraction bits. */
+static inline u64 tix_group_part(u64 base, u64 tickets, u64 weight, u64 nr, u64 group_active)
+{
+	u64 den = tix_sat_mul(group_active ? group_active : 1, nr ? nr : 1);
+
+	return tix_mul_div(base << TIX_VALUE_FRAC, tix_sat_mul(tickets, weight), den);
+}
+
+/* One cgroup level up: times funding / active. */
+static inline u64 tix_level(u64 x, u64 funding, u64 active)
+{
+	return tix_mul_div(x, funding, active);
+}
+
+static inline u64 tix_value_of_part(u64 x)
+{
+	x >>= TIX_VALUE_FRAC;
+	if (x < 1)
+		return 1;
+	return x > TIX_VALUE_MAX ? TIX_VALUE_MAX : x;
+}
+
 #endif /* __TIX_RULES_H */

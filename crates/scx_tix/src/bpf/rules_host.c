@@ -47,3 +47,19 @@ u64 tix_c_lead_cap(int stride, u64 starve, u64 slice, u64 vsum, u64 serving)
 }
 
 u64 tix_c_cap_lead(u64 key, u64 reference, u64 cap) { return tix_cap_lead(key, reference, cap); }
+
+u64 tix_c_nice_weight(int nice, int idle) { return tix_nice_weight(nice, idle); }
+u64 tix_c_cgroup_funding(u64 w, int idle) { return tix_cgroup_funding(w, idle); }
+u64 tix_c_process_amount(u64 t, u64 ws, u64 nr) { return tix_process_amount(t, ws, nr); }
+
+/* The BPF value walk, levels bottom-up as main.bpf.c takes them. */
+u64 tix_c_thread_value(u64 base, u64 tickets, u64 weight, u64 nr, u64 group_active,
+		       const u64 *funding, const u64 *active, int n)
+{
+	u64 x = tix_group_part(base, tickets, weight, nr, group_active);
+	int i;
+
+	for (i = 0; i < n && i < TIX_CG_DEPTH; i++)
+		x = tix_level(x, funding[i], active[i]);
+	return tix_value_of_part(x);
+}
