@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the Debian package of tix from a release build: scx_tix, tix and
-# its aliases (lnice, lrenice, lsetbase, ltix), the systemd unit
-# (tix.service, flags from /etc/default/tix), /etc/tix/tix.toml as a
-# conffile, man pages and shell completions generated from the clap
-# definitions. Then checks it: the package's fields and files, and the unit
-# with systemd-analyze verify against the package's own tree.
+# its aliases (lnice, lrenice, lsetbase, ltix and the Mach commands mkcur
+# … fundx), the systemd unit (tix.service, flags from /etc/default/tix),
+# /etc/tix/tix.toml as a conffile, man pages and shell completions
+# generated from the clap definitions. Then checks it: the package's
+# fields and files, and the unit with systemd-analyze verify against the
+# package's own tree.
 #
 # usage: scripts/package.sh [--no-build] [--out DIR]     (default DIR: target/deb)
 set -euo pipefail
@@ -34,7 +35,7 @@ install -d "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/
     "$root/usr/share/man/man1" "$root/usr/share/bash-completion/completions" \
     "$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d" "$root/usr/share/doc/tix"
 install -m 0755 -s "$target/release/scx_tix" "$target/release/tix" "$root/usr/bin/"
-for a in lnice lrenice lsetbase ltix; do ln -s tix "$root/usr/bin/$a"; done
+for a in lnice lrenice lsetbase ltix mkcur rmcur fund unfund mktkt rmtkt lscur lstkt fundx; do ln -s tix "$root/usr/bin/$a"; done
 install -m 0644 packaging/tix.service "$root/lib/systemd/system/tix.service"
 install -m 0644 packaging/default-tix "$root/etc/default/tix"
 install -m 0644 packaging/tix.toml "$root/etc/tix/tix.toml"
@@ -59,7 +60,7 @@ info=$(dpkg-deb --field "$deb" Package Version Architecture)
 Version: $version
 Architecture: amd64" ] || { echo "package: unexpected fields: $info" >&2; exit 1; }
 files=$(dpkg-deb --contents "$deb" | awk '{ print $6 }')
-for f in ./usr/bin/scx_tix ./usr/bin/tix ./usr/bin/lnice ./usr/bin/ltix ./lib/systemd/system/tix.service \
+for f in ./usr/bin/scx_tix ./usr/bin/tix ./usr/bin/lnice ./usr/bin/ltix ./usr/bin/mkcur ./usr/bin/fundx ./lib/systemd/system/tix.service \
     ./etc/default/tix ./etc/tix/tix.toml ./usr/share/man/man1/tix.1.gz ./usr/share/man/man1/tix-status.1.gz \
     ./usr/share/bash-completion/completions/tix; do
     echo "$files" | grep -qx -- "$f" || { echo "package: $f missing from $deb" >&2; exit 1; }

@@ -191,7 +191,7 @@ chown 1001:1001 /home/alice
 chown 1002:1002 /home/bob
 chmod 755 /home/alice /home/bob
 if [ -x /usr/local/bin/tix ]; then
-    for a in lnice lrenice lsetbase ltix; do
+    for a in lnice lrenice lsetbase ltix mkcur rmcur fund unfund mktkt rmtkt lscur lstkt fundx; do
         [ -e /usr/local/bin/$a ] || ln -s tix /usr/local/bin/$a
     done
 fi

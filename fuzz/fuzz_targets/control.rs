@@ -26,7 +26,11 @@ fuzz_target!(|data: &[u8]| {
     for fr in frames {
         let Frame::Line(line, uid) = fr else { continue };
         let caller = Caller { uid, privileged: uid == 0 };
-        let before = (d.backend.entries.clone(), d.backend.bases.clone());
+        let before = (
+            d.backend.entries.clone(),
+            d.backend.bases.clone(),
+            d.backend.currencies.clone(),
+        );
         let r = match parse_request(&line) {
             Ok(req) => d.handle(&caller, &req),
             Err(e) => Some(e),
@@ -34,7 +38,14 @@ fuzz_target!(|data: &[u8]| {
         if let Some(r) = r {
             serde_json::to_string(&r).expect("answers serialise");
             if matches!(r, Response::Error { .. }) {
-                assert_eq!(before, (d.backend.entries.clone(), d.backend.bases.clone()));
+                assert_eq!(
+                    before,
+                    (
+                        d.backend.entries.clone(),
+                        d.backend.bases.clone(),
+                        d.backend.currencies.clone()
+                    )
+                );
             }
         }
     }

@@ -8,7 +8,7 @@ use libbpf_rs::{MapCore, MapFlags, MapHandle};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tix_ctl::daemon::{Backend, Caller, Daemon, ProcFacts, ProcId, Saved};
+use tix_ctl::daemon::{Backend, Caller, Daemon, Entry, Holding, ProcFacts, ProcId, Saved};
 use tix_ctl::{Policy, Request, Response, Status, Top, UserRow};
 
 /// State shared between the control threads and the main loop, which alone
@@ -23,22 +23,28 @@ pub struct Shared {
 pub struct BpfBackend {
     pub user_base: MapHandle,
     pub proc_tickets: MapHandle,
+    pub currencies: MapHandle,
     pub state_path: PathBuf,
 }
 
 /// The bytes of a tix_proc_tickets value.
-fn entry_bytes(tickets: u64, start: u64) -> Vec<u8> {
+fn entry_bytes(e: &Entry) -> Vec<u8> {
     let mut v = Vec::with_capacity(16);
-    v.extend_from_slice(&(tickets as u32).to_ne_bytes());
-    v.extend_from_slice(&0u32.to_ne_bytes());
-    v.extend_from_slice(&start.to_ne_bytes());
+    v.extend_from_slice(&(e.tickets as u32).to_ne_bytes());
+    v.extend_from_slice(&e.currency.to_ne_bytes());
+    v.extend_from_slice(&e.start.to_ne_bytes());
     v
 }
 
-fn entry_of(bytes: &[u8]) -> Option<(u64, u64)> {
+fn entry_of(bytes: &[u8]) -> Option<Entry> {
     let t = u32::from_ne_bytes(bytes.get(0..4)?.try_into().ok()?);
+    let c = u32::from_ne_bytes(bytes.get(4..8)?.try_into().ok()?);
     let s = u64::from_ne_bytes(bytes.get(8..16)?.try_into().ok()?);
-    Some((u64::from(t), s))
+    Some(Entry {
+        tickets: u64::from(t),
+        start: s,
+        currency: c,
+    })
 }
 
 impl Backend for BpfBackend {
@@ -52,7 +58,7 @@ impl Backend for BpfBackend {
         procs::recheck(pin)
     }
 
-    fn entry(&self, tgid: u32) -> Option<(u64, u64)> {
+    fn entry(&self, tgid: u32) -> Option<Entry> {
         let v = self
             .proc_tickets
             .lookup(&tgid.to_ne_bytes(), MapFlags::ANY)
@@ -60,12 +66,12 @@ impl Backend for BpfBackend {
         entry_of(&v)
     }
 
-    fn put_entry(&mut self, tgid: u32, e: Option<(u64, u64)>) -> Result<(), String> {
+    fn put_entry(&mut self, tgid: u32, e: Option<Entry>) -> Result<(), String> {
         let key = tgid.to_ne_bytes();
         match e {
-            Some((t, s)) => self
+            Some(e) => self
                 .proc_tickets
-                .update(&key, &entry_bytes(t, s), MapFlags::ANY)
+                .update(&key, &entry_bytes(&e), MapFlags::ANY)
                 .map_err(|e| {
                     // libbpf-rs keeps the errno only in its message: a full
                     // hash map answers E2BIG.
@@ -79,6 +85,31 @@ impl Backend for BpfBackend {
                 Ok(()) => Ok(()),
                 Err(_) if self.entry(tgid).is_none() => Ok(()),
                 Err(e) => Err(format!("proc_tickets: {e}")),
+            },
+        }
+    }
+
+    fn put_currency(&mut self, id: u32, def: Option<(u32, u64, u32)>) -> Result<(), String> {
+        let key = id.to_ne_bytes();
+        match def {
+            Some((parent, amount, owner)) => {
+                let mut v = Vec::with_capacity(16);
+                for x in [parent, amount as u32, owner, 0] {
+                    v.extend_from_slice(&x.to_ne_bytes());
+                }
+                self.currencies
+                    .update(&key, &v, MapFlags::ANY)
+                    .map_err(|e| format!("currencies: {e}"))
+            }
+            None => match self.currencies.delete(&key) {
+                Ok(()) => Ok(()),
+                Err(e)
+                    if e.to_string()
+                        .contains(&format!("os error {}", libc::ENOENT)) =>
+                {
+                    Ok(())
+                }
+                Err(e) => Err(format!("currencies: {e}")),
             },
         }
     }
@@ -102,7 +133,7 @@ impl BpfBackend {
     /// The ticket table as (process → tickets), pruning entries whose
     /// process is gone (a pid the kernel may hand to someone else). Entries
     /// not yet claimed by a forked child (start 0) wait for the next pass.
-    pub fn table(&mut self) -> BTreeMap<ProcId, u64> {
+    pub fn table(&mut self) -> BTreeMap<ProcId, Holding> {
         let mut out = BTreeMap::new();
         let keys: Vec<Vec<u8>> = self.proc_tickets.keys().collect();
         for key in keys {
@@ -110,15 +141,24 @@ impl BpfBackend {
                 continue;
             };
             let tgid = u32::from_ne_bytes(k);
-            let Some((t, start)) = self.entry(tgid) else {
+            let Some(e) = self.entry(tgid) else {
                 continue;
             };
-            if start == 0 {
+            if e.start == 0 {
                 continue;
             }
-            let id = ProcId { tgid, start };
+            let id = ProcId {
+                tgid,
+                start: e.start,
+            };
             if procs::exists(id) {
-                out.insert(id, t);
+                out.insert(
+                    id,
+                    Holding {
+                        tickets: e.tickets,
+                        currency: e.currency,
+                    },
+                );
             } else {
                 let _ = self.proc_tickets.delete(&key);
             }
@@ -142,7 +182,9 @@ impl Control {
     /// reads are the slow part and must not hold up other users).
     pub fn answer(&self, caller: &Caller, req: &Request) -> Response {
         match req {
-            Request::Status => Response::Status(Box::new(self.shared.lock().unwrap().status.clone())),
+            Request::Status => {
+                Response::Status(Box::new(self.shared.lock().unwrap().status.clone()))
+            }
             Request::Top => Response::Top(self.top()),
             _ => self
                 .daemon

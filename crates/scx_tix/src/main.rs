@@ -176,6 +176,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
     let backend = control::BpfBackend {
         user_base: MapHandle::try_from(&skel.maps.user_base)?,
         proc_tickets: MapHandle::try_from(&skel.maps.proc_tickets)?,
+        currencies: MapHandle::try_from(&skel.maps.currencies)?,
         state_path: opts.state.clone(),
     };
     let mut daemon = tix_ctl::daemon::Daemon::new(backend, bases.clone());

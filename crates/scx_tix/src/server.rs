@@ -192,11 +192,16 @@ fn answer_line(r: &Response) -> Vec<u8> {
 
 /// Who the rules see: the writer's uid, privileged only if the writing
 /// process holds CAP_SYS_NICE in the initial user namespace with the euid
-/// it wrote under. Checked only for requests that change something.
+/// it wrote under. Checked for every request but the reads anyone may make
+/// (a new request is checked until listed here).
 fn caller(who: Sender, req: &Request) -> Caller {
-    let changes = matches!(
+    let changes = !matches!(
         req,
-        Request::SetTickets { .. } | Request::SetBase { .. } | Request::SetPolicy { .. }
+        Request::Status
+            | Request::Top
+            | Request::GetTickets { .. }
+            | Request::GetBase { .. }
+            | Request::ListTickets
     );
     Caller {
         uid: who.uid,

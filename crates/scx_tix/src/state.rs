@@ -112,6 +112,7 @@ mod tests {
             tgid: 7,
             start: 9,
             tickets: 300,
+            currency: 0,
         });
         save(&p, &s).unwrap();
         assert_eq!(load(&p), Ok(Some(s)));

@@ -25,6 +25,7 @@ extern "C" {
     fn tix_c_nice_weight(nice: i32, idle: i32) -> u64;
     fn tix_c_cgroup_funding(w: u64, idle: i32) -> u64;
     fn tix_c_process_amount(tickets: u64, weight_sum: u64, nr: u64) -> u64;
+    fn tix_c_currency_funding(amount: u64) -> u64;
     fn tix_c_thread_value(
         base: u64,
         tickets: u64,
@@ -219,6 +220,9 @@ fn cgroup_rules_sweep() {
             )
         };
         assert_eq!(cf, cgroup::cgroup_funding(w, idle), "w={w}");
+        // SAFETY: pure C function of integers.
+        let cu = unsafe { tix_c_currency_funding(w) };
+        assert_eq!(cu, cgroup::currency_funding(w), "w={w}");
         assert_eq!(ca, cgroup::process_amount(w, m.0 >> 20, w % 70), "w={w}");
     }
     for _ in 0..200_000 {

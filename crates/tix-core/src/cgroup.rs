@@ -40,6 +40,13 @@ pub const BASE_PER_WEIGHT: u64 = 10;
 /// cgroup's 1024, as the kernel weighs an idle group (3/1024 of 1000 is 2.9).
 pub const IDLE_FUNDING: u64 = 3;
 
+/// Inside a user's currency (and the currencies below it) amounts are
+/// tickets times nice weight, shifted down by this many bits: a nice-0
+/// ticket is [`TICKET_UNIT`] (64). The shift keeps every product of the
+/// value walk within 64 bits at the largest tickets, weights and fundings.
+pub const AMOUNT_SHIFT: u32 = 4;
+pub const TICKET_UNIT: u64 = NICE_0_WEIGHT >> AMOUNT_SHIFT;
+
 /// Fraction bits of the running value in [`thread_value`].
 pub const VALUE_FRAC: u32 = 16;
 /// Largest task value (base tickets): far above any value a real tree makes
@@ -75,14 +82,20 @@ pub fn mul_div(a: u64, b: u64, c: u64) -> u64 {
     }
 }
 
-/// A process's amount in its user's currency: its tickets times the mean
-/// weight of its `nr` runnable threads (`weight_sum` their sum); 0 with
-/// none runnable.
+/// A process's amount in its currency: its tickets times the mean weight
+/// of its `nr` runnable threads (`weight_sum` their sum), in
+/// [`TICKET_UNIT`]s; 0 with none runnable.
 pub fn process_amount(tickets: u64, weight_sum: u64, nr: u64) -> u64 {
     if nr == 0 {
         return 0;
     }
-    mul_div(tickets, weight_sum, nr)
+    mul_div(tickets, weight_sum, nr) >> AMOUNT_SHIFT
+}
+
+/// What a currency funded by `amount` tickets of its parent counts in the
+/// parent's sum: as many nice-0 tickets of a process would.
+pub fn currency_funding(amount: u64) -> u64 {
+    amount.saturating_mul(TICKET_UNIT)
 }
 
 /// One cgroup on a thread's path: its funding and its currency's active
@@ -94,10 +107,12 @@ pub struct Level {
 }
 
 /// A runnable thread's value in base tickets: `base · tickets · weight /
-/// (group_active · nr)` for its user's currency in its cgroup (group_active:
-/// the amounts of the user's runnable processes there; nr: its process's
-/// runnable threads), then times `funding / active` of each cgroup from its
-/// own up to the root's child (`levels`, bottom-up; at most [`MAX_DEPTH`]).
+/// (group_active · nr)` for the currency its tickets are in (base: that
+/// currency's funding, the user's base for the user's own; group_active:
+/// the amounts of its runnable holders there; nr: its process's runnable
+/// threads), then times `funding / active` of each currency above it and
+/// each cgroup from its own up to the root's child (`levels`, bottom-up;
+/// at most [`MAX_DEPTH`]).
 /// Integer steps in that order with [`VALUE_FRAC`] fraction bits, clamped to
 /// 1..=[`VALUE_MAX`] so no runnable task has zero odds.
 pub fn thread_value(
@@ -109,7 +124,8 @@ pub fn thread_value(
     levels: &[Level],
 ) -> u64 {
     let den = group_active.max(1).saturating_mul(nr.max(1));
-    let mut x = mul_div(base << VALUE_FRAC, tickets.saturating_mul(weight), den);
+    let own = tickets.saturating_mul(weight) >> AMOUNT_SHIFT;
+    let mut x = mul_div(base << VALUE_FRAC, own, den);
     for l in levels.iter().take(MAX_DEPTH) {
         x = mul_div(x, l.funding, l.active);
     }
@@ -141,7 +157,7 @@ mod tests {
         // No cgroups but the root, every thread at nice 0: b·p/t split
         // among runnable threads, up to the floors' order.
         for (b, p, others, nr) in [(1000, 100, 0, 1), (1000, 100, 300, 1), (3000, 7, 93, 3)] {
-            let active = (p + others) * NICE_0_WEIGHT;
+            let active = (p + others) * TICKET_UNIT;
             let v = thread_value(b, p, NICE_0_WEIGHT, nr, active, &[]);
             let z = zepp::task_value(b, p, p + others, nr);
             assert!(v.abs_diff(z) <= 1, "{v} {z}");
@@ -193,6 +209,8 @@ mod tests {
         let g_bob_a2 = group(&mut l, "bob@A2", a2, 2500);
         let g_alice_b = group(&mut l, "alice@B", b, 1000);
         let g_carol_root = group(&mut l, "carol@/", BASE, 500);
+        // alice's own currency "work" below her group in B (tix mkcur; fund 300).
+        let g_work = group(&mut l, "work@B", g_alice_b, currency_funding(300));
         // (group, tickets, thread weights)
         let procs: Vec<(usize, u64, Vec<u64>)> = vec![
             (g_alice_a1, 100, vec![1024]),
@@ -200,6 +218,7 @@ mod tests {
             (g_bob_a2, 100, vec![1024]),
             (g_alice_b, 100, vec![110, 110, 110]),
             (g_carol_root, 100, vec![1024]),
+            (g_work, 250, vec![1024, 15]),
         ];
         let mut threads = vec![];
         let mut amounts = vec![];
@@ -226,15 +245,27 @@ mod tests {
             let base = match *g {
                 x if x == g_bob_a2 => 2500,
                 x if x == g_carol_root => 500,
+                x if x == g_work => currency_funding(300),
                 _ => 1000,
             };
             let levels: Vec<Level> = match *g {
                 x if x == g_alice_a1 => vec![lv(3000, a1), lv(1000, a)],
                 x if x == g_bob_a2 => vec![lv(IDLE_FUNDING, a2), lv(1000, a)],
                 x if x == g_alice_b => vec![lv(9000, b)],
+                x if x == g_work => vec![lv(1000, g_alice_b), lv(9000, b)],
                 _ => vec![],
             };
-            let group_active: u64 = amounts.iter().filter(|x| x.0 == *g).map(|x| x.1).sum();
+            let funds_work = if *g == g_alice_b {
+                currency_funding(300)
+            } else {
+                0
+            };
+            let group_active: u64 = amounts
+                .iter()
+                .filter(|x| x.0 == *g)
+                .map(|x| x.1)
+                .sum::<u64>()
+                + funds_work;
             assert_eq!(group_active, active(&l, *g));
             let v = thread_value(base, *tickets, w, ws.len() as u64, group_active, &levels);
             let want = l.client_value(h).unwrap();

@@ -57,6 +57,36 @@ impl Caller {
     }
 }
 
+/// A process's ticket entry as the scheduler holds it: its tickets, the
+/// currency they are denominated in (0: its owner's own), and the start
+/// time of the process it was written for (0: inherited at fork).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub tickets: u64,
+    pub start: u64,
+    pub currency: u32,
+}
+
+/// What a process holds: tickets in a currency (0: its owner's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Holding {
+    pub tickets: u64,
+    pub currency: u32,
+}
+
+/// A currency users create (seed 001 §3.3; the Mach commands of §4.5):
+/// owned by a uid, funded by `amount` tickets of `parent` (0: the owner's
+/// own currency, which the owner's base funds).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedCurrency {
+    pub id: u32,
+    pub name: String,
+    pub owner: u32,
+    pub parent: u32,
+    pub amount: u64,
+}
+
 /// Every accepted setting, as written to the state file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,6 +100,9 @@ pub struct Saved {
     /// Process tickets, by tgid with the process's start time.
     #[serde(default)]
     pub procs: Vec<SavedProc>,
+    /// Currencies created with `tix mkcur`.
+    #[serde(default)]
+    pub currencies: Vec<SavedCurrency>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +111,14 @@ pub struct SavedProc {
     pub tgid: u32,
     pub start: u64,
     pub tickets: u64,
+    /// The currency its tickets are in (0, left out of the file: its
+    /// owner's own).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub currency: u32,
+}
+
+fn is_zero(c: &u32) -> bool {
+    *c == 0
 }
 
 impl Saved {
@@ -94,7 +135,14 @@ impl Saved {
         for p in &s.procs {
             check_tickets(p.tickets)
                 .map_err(|_| format!("tickets of tgid {} out of range: {}", p.tgid, p.tickets))?;
+            if p.currency != 0 && !s.currencies.iter().any(|c| c.id == p.currency) {
+                return Err(format!(
+                    "tgid {} holds tickets in currency {}, which the file does not define",
+                    p.tgid, p.currency
+                ));
+            }
         }
+        crate::mach::check_saved(&s.currencies)?;
         Ok(s)
     }
 
@@ -105,7 +153,7 @@ impl Saved {
 
     /// Process tickets as a map (the state file keeps a list for
     /// readability; duplicates resolve to the last).
-    pub fn proc_map(&self) -> BTreeMap<ProcId, u64> {
+    pub fn proc_map(&self) -> BTreeMap<ProcId, Holding> {
         self.procs
             .iter()
             .map(|p| {
@@ -114,19 +162,23 @@ impl Saved {
                         tgid: p.tgid,
                         start: p.start,
                     },
-                    p.tickets,
+                    Holding {
+                        tickets: p.tickets,
+                        currency: p.currency,
+                    },
                 )
             })
             .collect()
     }
 
-    pub fn set_procs(&mut self, m: &BTreeMap<ProcId, u64>) {
+    pub fn set_procs(&mut self, m: &BTreeMap<ProcId, Holding>) {
         self.procs = m
             .iter()
-            .map(|(id, t)| SavedProc {
+            .map(|(id, h)| SavedProc {
                 tgid: id.tgid,
                 start: id.start,
-                tickets: *t,
+                tickets: h.tickets,
+                currency: h.currency,
             })
             .collect();
     }
@@ -140,10 +192,12 @@ pub trait Backend {
     fn pin(&mut self, pid: u32) -> Option<(Self::Pin, ProcFacts)>;
     /// The pinned process's facts now; None once it has exited.
     fn recheck(&mut self, pin: &Self::Pin) -> Option<ProcFacts>;
-    /// The ticket entry of `tgid` as the scheduler holds it: (tickets, start).
-    fn entry(&self, tgid: u32) -> Option<(u64, u64)>;
+    /// The ticket entry of `tgid` as the scheduler holds it.
+    fn entry(&self, tgid: u32) -> Option<Entry>;
     /// Write (Some) or remove (None) the ticket entry of `tgid`.
-    fn put_entry(&mut self, tgid: u32, entry: Option<(u64, u64)>) -> Result<(), String>;
+    fn put_entry(&mut self, tgid: u32, entry: Option<Entry>) -> Result<(), String>;
+    /// Write (Some) or remove (None) a currency: (parent, amount, owner).
+    fn put_currency(&mut self, id: u32, def: Option<(u32, u64, u32)>) -> Result<(), String>;
     /// Write a user's base tickets into the scheduler.
     fn put_base(&mut self, uid: u32, base: u64) -> Result<(), String>;
     /// Record every accepted setting durably (atomic replace + fsync).
@@ -195,9 +249,21 @@ impl<B: Backend> Daemon<B> {
     /// start 0 is an entry inherited at fork, claimed by the child), else
     /// the default.
     pub fn tickets(&self, id: ProcId) -> u64 {
+        self.holding(id).tickets
+    }
+
+    /// What a process holds: its own entry's tickets and currency, else
+    /// the default tickets in its owner's currency.
+    pub fn holding(&self, id: ProcId) -> Holding {
         match self.backend.entry(id.tgid) {
-            Some((t, s)) if s == id.start || s == 0 => t,
-            _ => DEFAULT_TICKETS,
+            Some(e) if e.start == id.start || e.start == 0 => Holding {
+                tickets: e.tickets,
+                currency: e.currency,
+            },
+            _ => Holding {
+                tickets: DEFAULT_TICKETS,
+                currency: 0,
+            },
         }
     }
 
@@ -213,11 +279,22 @@ impl<B: Backend> Daemon<B> {
         for (uid, b) in &saved.bases {
             self.backend.put_base(*uid, *b)?;
         }
+        for c in &saved.currencies {
+            self.backend
+                .put_currency(c.id, Some((c.parent, c.amount, c.owner)))?;
+        }
         let mut procs = BTreeMap::new();
-        for (id, t) in saved.proc_map() {
+        for (id, h) in saved.proc_map() {
             if alive(id) {
-                self.backend.put_entry(id.tgid, Some((t, id.start)))?;
-                procs.insert(id, t);
+                self.backend.put_entry(
+                    id.tgid,
+                    Some(Entry {
+                        tickets: h.tickets,
+                        start: id.start,
+                        currency: h.currency,
+                    }),
+                )?;
+                procs.insert(id, h);
             }
         }
         let n = (saved.bases.len(), procs.len());
@@ -229,7 +306,7 @@ impl<B: Backend> Daemon<B> {
 
     /// Fold the scheduler's ticket table (which also holds tickets children
     /// inherited at fork) into the record; saves when it changed.
-    pub fn sync_procs(&mut self, table: &BTreeMap<ProcId, u64>) -> Result<bool, String> {
+    pub fn sync_procs(&mut self, table: &BTreeMap<ProcId, Holding>) -> Result<bool, String> {
         if self.saved.proc_map() == *table {
             return Ok(false);
         }
@@ -260,10 +337,37 @@ impl<B: Backend> Daemon<B> {
             },
             Request::SetBase { uid, base } => self.set_base(caller, uid, base),
             Request::SetPolicy { policy } => self.set_policy(caller, policy),
+            Request::MkCur { ref name } => self.mkcur(caller, name),
+            Request::RmCur { ref name } => self.rmcur(caller, name),
+            Request::Fund {
+                ref name,
+                amount,
+                ref from,
+            } => self.fund(caller, name, amount, from.as_deref()),
+            Request::Unfund { ref name } => self.fund(caller, name, 0, None),
+            Request::Hold {
+                pid,
+                tickets,
+                ref currency,
+            } => self.hold(caller, pid, tickets, currency.as_deref()),
+            Request::ListCurrencies => self.lscur(caller),
+            Request::ListTickets => self.lstkt(),
         })
     }
 
     fn set_tickets(&mut self, caller: &Caller, pid: u32, tickets: u64) -> Response {
+        self.put_holding(caller, pid, tickets, None)
+    }
+
+    /// Set a process's tickets, and (Some) the currency they are in, which
+    /// the caller has checked; None keeps the currency it holds.
+    pub(crate) fn put_holding(
+        &mut self,
+        caller: &Caller,
+        pid: u32,
+        tickets: u64,
+        currency: Option<u32>,
+    ) -> Response {
         if let Err(e) = check_tickets(tickets) {
             return e;
         }
@@ -280,16 +384,21 @@ impl<B: Backend> Daemon<B> {
             );
         }
         let before = self.backend.entry(f.id.tgid);
-        if let Err(e) = self
-            .backend
-            .put_entry(f.id.tgid, Some((tickets, f.id.start)))
-        {
+        let currency = currency.unwrap_or_else(|| self.holding(f.id).currency);
+        if let Err(e) = self.backend.put_entry(
+            f.id.tgid,
+            Some(Entry {
+                tickets,
+                start: f.id.start,
+                currency,
+            }),
+        ) {
             return Response::error(ErrorKind::Internal, format!("ticket table: {e}"));
         }
         let mut next = self.saved.clone();
         let mut procs = next.proc_map();
         procs.retain(|id, _| id.tgid != f.id.tgid);
-        procs.insert(f.id, tickets);
+        procs.insert(f.id, Holding { tickets, currency });
         next.set_procs(&procs);
         let undo = |d: &mut Self, r: Response| {
             // Best effort: a failed undo leaves the entry keyed to a process
@@ -381,8 +490,9 @@ pub mod memory {
     pub struct MemBackend {
         /// pid (process or thread id) → facts of its process.
         pub procs: BTreeMap<u32, ProcFacts>,
-        pub entries: BTreeMap<u32, (u64, u64)>,
+        pub entries: BTreeMap<u32, Entry>,
         pub bases: BTreeMap<u32, u64>,
+        pub currencies: BTreeMap<u32, (u32, u64, u32)>,
         pub disk: Option<Saved>,
         /// On the next recheck, the pinned process has this owner instead.
         pub owner_change: Option<u32>,
@@ -421,13 +531,20 @@ pub mod memory {
             }
             self.procs.get(pin).copied()
         }
-        fn entry(&self, tgid: u32) -> Option<(u64, u64)> {
+        fn entry(&self, tgid: u32) -> Option<Entry> {
             self.entries.get(&tgid).copied()
         }
-        fn put_entry(&mut self, tgid: u32, e: Option<(u64, u64)>) -> Result<(), String> {
+        fn put_entry(&mut self, tgid: u32, e: Option<Entry>) -> Result<(), String> {
             match e {
                 Some(v) => self.entries.insert(tgid, v),
                 None => self.entries.remove(&tgid),
+            };
+            Ok(())
+        }
+        fn put_currency(&mut self, id: u32, def: Option<(u32, u64, u32)>) -> Result<(), String> {
+            match def {
+                Some(v) => self.currencies.insert(id, v),
+                None => self.currencies.remove(&id),
             };
             Ok(())
         }
@@ -459,6 +576,14 @@ mod tests {
             .with_proc(11, 10, 500, ALICE) // a thread of 10
             .with_proc(20, 20, 600, BOB);
         Daemon::new(b, BTreeMap::new())
+    }
+
+    fn e(tickets: u64, start: u64) -> Entry {
+        Entry {
+            tickets,
+            start,
+            currency: 0,
+        }
     }
 
     fn user(uid: u32) -> Caller {
@@ -494,14 +619,15 @@ mod tests {
                 tickets: 700
             })
         );
-        assert_eq!(d.backend.entries[&10], (700, 500));
+        assert_eq!(d.backend.entries[&10], e(700, 500));
         let disk = d.backend.disk.clone().unwrap();
         assert_eq!(
             disk.procs,
             vec![SavedProc {
                 tgid: 10,
                 start: 500,
-                tickets: 700
+                tickets: 700,
+                currency: 0,
             }]
         );
     }
@@ -556,13 +682,13 @@ mod tests {
                 }
             )
             .is_some());
-        assert_eq!(d.backend.entries[&20], (7, 600));
+        assert_eq!(d.backend.entries[&20], e(7, 600));
     }
 
     #[test]
     fn owner_change_or_exit_between_check_and_write_is_undone() {
         let mut d = daemon();
-        d.backend.entries.insert(20, (300, 600));
+        d.backend.entries.insert(20, e(300, 600));
         // Bob's process: root-owned at the check (setuid daemon dropping to
         // bob is the reverse case), so let alice's own process turn into
         // bob's between pin and recheck.
@@ -586,7 +712,7 @@ mod tests {
             },
         );
         assert!(is_err(&r, ErrorKind::NotPermitted), "{r:?}");
-        assert_eq!(d.backend.entries[&20], (300, 600));
+        assert_eq!(d.backend.entries[&20], e(300, 600));
     }
 
     #[test]
@@ -627,7 +753,7 @@ mod tests {
         let mut d = daemon();
         // An entry left by an earlier process 20 (start 100): the present
         // process 20 (start 600) holds the default.
-        d.backend.entries.insert(20, (9000, 100));
+        d.backend.entries.insert(20, e(9000, 100));
         assert_eq!(
             d.handle(&user(BOB), &Request::GetTickets { pid: 20 }),
             Some(Response::Tickets {
@@ -637,7 +763,7 @@ mod tests {
             })
         );
         // An entry inherited at fork (start 0) is the child's.
-        d.backend.entries.insert(20, (250, 0));
+        d.backend.entries.insert(20, e(250, 0));
         assert_eq!(
             d.tickets(ProcId {
                 tgid: 20,
@@ -653,16 +779,19 @@ mod tests {
         let saved = Saved {
             policy: Some(Policy::Stride),
             bases: [(ALICE, 500)].into(),
+            currencies: vec![],
             procs: vec![
                 SavedProc {
                     tgid: 10,
                     start: 500,
                     tickets: 700,
+                    currency: 0,
                 },
                 SavedProc {
                     tgid: 20,
                     start: 1,
                     tickets: 900,
+                    currency: 0,
                 }, // pid reused since
             ],
         };
@@ -680,7 +809,7 @@ mod tests {
                 }
         };
         assert_eq!(d.restore(back, live), Ok((1, 1)));
-        assert_eq!(d.backend.entries.get(&10), Some(&(700, 500)));
+        assert_eq!(d.backend.entries.get(&10), Some(&e(700, 500)));
         assert_eq!(d.backend.entries.get(&20), None);
         assert_eq!(d.base(ALICE), 500);
         assert_eq!(d.pending_policy, Some(Policy::Stride));

@@ -38,6 +38,7 @@
 //! nothing.
 
 pub mod daemon;
+pub mod mach;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};
@@ -88,12 +89,48 @@ impl std::str::FromStr for Policy {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     Status,
-    GetTickets { pid: u32 },
-    SetTickets { pid: u32, tickets: u64 },
-    GetBase { uid: u32 },
-    SetBase { uid: u32, base: u64 },
-    SetPolicy { policy: Policy },
+    GetTickets {
+        pid: u32,
+    },
+    SetTickets {
+        pid: u32,
+        tickets: u64,
+    },
+    GetBase {
+        uid: u32,
+    },
+    SetBase {
+        uid: u32,
+        base: u64,
+    },
+    SetPolicy {
+        policy: Policy,
+    },
     Top,
+    /// The Mach commands (seed 001 §4.5): create and remove a currency,
+    /// fund it with tickets of another (None: its owner's own), unfund it,
+    /// give a process tickets in a currency (None: its owner's own), list.
+    MkCur {
+        name: String,
+    },
+    RmCur {
+        name: String,
+    },
+    Fund {
+        name: String,
+        amount: u64,
+        from: Option<String>,
+    },
+    Unfund {
+        name: String,
+    },
+    Hold {
+        pid: u32,
+        tickets: u64,
+        currency: Option<String>,
+    },
+    ListCurrencies,
+    ListTickets,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +138,7 @@ pub enum Request {
 pub enum ErrorKind {
     NoSuchProcess,
     NoSuchUser,
+    NoSuchCurrency,
     OutOfRange,
     NotPermitted,
     BadRequest,
@@ -356,6 +394,33 @@ pub enum Response {
     Base { uid: u32, base: u64 },
     Policy { policy: Policy },
     Top(Top),
+    Currency(CurrencyRow),
+    Currencies { currencies: Vec<CurrencyRow> },
+    Holdings { holdings: Vec<HoldingRow> },
+}
+
+/// A currency as `tix lscur` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrencyRow {
+    pub id: u32,
+    pub name: String,
+    pub owner: u32,
+    /// The currency its funding is in: a name, or `user:UID` for the
+    /// owner's own currency (funded by the owner's base).
+    pub funded_by: String,
+    /// Tickets of `funded_by` backing it (0: unfunded, worth nothing).
+    pub amount: u64,
+    /// Processes holding tickets in it, and currencies it funds.
+    pub holders: u64,
+    pub funds: u64,
+}
+
+/// A process's tickets as `tix lstkt` shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HoldingRow {
+    pub tgid: u32,
+    pub tickets: u64,
+    pub currency: String,
 }
 
 impl Response {

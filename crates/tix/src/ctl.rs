@@ -17,7 +17,7 @@ pub fn socket_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(tix_ctl::DEFAULT_SOCKET))
 }
 
-fn ask(sock: &Path, req: Request) -> Result<Response> {
+pub fn ask(sock: &Path, req: Request) -> Result<Response> {
     request(sock, &req).map_err(|e| match e {
         ClientError::Refused { message, .. } => anyhow!(message),
         e => anyhow!(e),

@@ -1,13 +1,16 @@
 //! `tix`: one binary for the whole project. Subcommands for people
 //! (`tix schedule`, `tix sim …`, `tix status`, `tix top`) and, chosen by
 //! argv[0], the thesis's tools with their exact syntax (Zepp §4.5):
-//! `lnice`, `lrenice`, `lsetbase`, `ltix`.
+//! `lnice`, `lrenice`, `lsetbase`, `ltix`, and the Mach commands (seed 001
+//! §4.5): `mkcur`, `rmcur`, `fund`, `unfund`, `mktkt`, `rmtkt`, `lscur`,
+//! `lstkt`, `fundx`.
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod ctl;
+mod mach;
 mod schedule;
 mod sim;
 
@@ -34,6 +37,8 @@ enum Cmd {
     Top(ctl::TopArgs),
     /// Switch the attached scheduler's policy: lottery or stride.
     Policy(ctl::PolicyArgs),
+    #[command(flatten)]
+    Mach(mach::MachCmd),
     /// Print a shell completion script for tix (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
     /// Write man pages of tix and its subcommands into DIR (tix.1, tix-status.1, …),
@@ -80,13 +85,29 @@ fn main() -> ExitCode {
     if let Some(code) = ctl::alias_main(&argv) {
         return ExitCode::from(code);
     }
-    let cli = Cli::parse();
+    // mkcur, fund, lscur, …: the Mach commands, by argv[0].
+    let name = argv
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("tix")
+        .to_string();
+    let cli = if mach::NAMES.contains(&name.as_str()) {
+        Cli::parse_from(
+            ["tix".to_string(), name]
+                .into_iter()
+                .chain(argv.into_iter().skip(1)),
+        )
+    } else {
+        Cli::parse()
+    };
     let result = match cli.cmd {
         Cmd::Schedule(a) => schedule::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Status(a) => ctl::status(a),
         Cmd::Top(a) => ctl::top(a),
         Cmd::Policy(a) => ctl::policy(a),
+        Cmd::Mach(c) => mach::run(c),
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "tix", &mut std::io::stdout());
             Ok(0)

@@ -165,3 +165,42 @@ fn completions_and_man_pages_come_from_the_command_definitions() {
     assert_eq!(code, 2);
     assert!(err.starts_with("error: invalid value 'tcsh'"), "{err}");
 }
+
+#[test]
+fn mach_commands_refuse_bad_amounts_and_names_before_asking() {
+    // No daemon is asked: these fail in the argument check (the socket
+    // points nowhere, so reaching it would say "not running").
+    let refused_here = |args: &[&str], says: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tix"))
+            .args(args)
+            .env("TIX_SOCKET", "/nonexistent/tix.sock")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    };
+    refused_here(&["fund", "work", "0"], "funding must be 1..10000");
+    refused_here(&["fund", "work", "abc"], "AMOUNT");
+    refused_here(&["fund", "work", "5.bad.name"], "bad currency name");
+    refused_here(&["mktkt", "1", "x3"], "AMOUNT");
+    refused_here(&["mktkt", "x", "5"], "PID");
+    refused_here(&["fundx", "5.no/slash", "true"], "bad currency name");
+    refused_here(&["lscur"], "not running");
+}
+
+#[test]
+fn mach_names_by_argv0_run_the_subcommands() {
+    let d = tmp("argv0");
+    let link = d.join("lscur");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_tix"), &link).unwrap();
+    let out = Command::new(&link)
+        .env("TIX_SOCKET", d.join("none.sock"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(err.contains("not running"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}

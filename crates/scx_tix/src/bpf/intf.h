@@ -23,6 +23,10 @@ enum tix_consts {
 	/* cgroups with the cpu controller, and (cgroup, user) groups. */
 	TIX_MAX_CGROUPS = 16384,
 	TIX_MAX_GROUPS = 16384,
+	/* Currencies users create (tix mkcur), and how deep they may nest
+	 * below a user's own currency. */
+	TIX_MAX_CURRENCIES = 4096,
+	TIX_CUR_DEPTH = 8,
 	/* Tasks of the shared queue a CPU examines for one it may run. */
 	TIX_SCAN_MAX = 64,
 };
@@ -54,12 +58,27 @@ enum tix_lost {
  * start_boottime / TIX_NSEC_PER_TICK), so an entry written for a process
  * never applies to a later one that reuses its pid. start 0: inherited at
  * fork, claimed by the child at its first draw (the kernel sets a child's
- * start time after the scheduler's init_task has run).
+ * start time after the scheduler's init_task has run). currency: the
+ * currency the tickets are denominated in (0: the owner's own, funded by
+ * the user's base; else an id of map currencies).
  */
 struct tix_proc_tickets {
 	unsigned int tickets;
-	unsigned int pad;
+	unsigned int currency;
 	unsigned long long start;
+};
+
+/*
+ * A currency users create (map currencies, key its id >= 1; seed 001 §3.3,
+ * written by the daemon): funded by amount tickets of parent (0: the
+ * owner's own currency, funded by the owner's base). A tree: the daemon
+ * refuses cycles, so a chain ends at 0 within TIX_CUR_DEPTH.
+ */
+struct tix_currency {
+	unsigned int parent;
+	unsigned int amount;
+	unsigned int owner;		/* uid */
+	unsigned int pad;
 };
 
 /* Statistics of one task (Zepp's get_lott_wins / get_counter_info). */
@@ -91,7 +110,7 @@ struct tix_proc_state {
 	unsigned int uid;		/* the group's user */
 	unsigned int nr_runnable;	/* runnable threads */
 	unsigned int nr_threads;	/* threads known to the scheduler */
-	unsigned int pad;
+	unsigned int cur;		/* the group's currency */
 };
 
 /*
@@ -109,16 +128,23 @@ struct tix_cgroup {
 	unsigned int quota;		/* cpu.max set (not enforced; counted) */
 };
 
-/* A user's processes directly in one cgroup: Zepp's user currency there. */
+/* A currency's holders directly in one cgroup: cur 0 is Zepp's user
+ * currency there (funded by the user's base), any other a currency of
+ * that user's (uid is its owner), funded in its parent's group. */
 struct tix_group_key {
 	unsigned long long cgid;
 	unsigned int uid;
-	unsigned int pad;
+	unsigned int cur;
 };
 
 struct tix_group {
-	long long active;		/* amounts of its runnable processes */
-	unsigned long long counted;	/* the user's base now in the cgroup's sum */
+	long long active;		/* amounts of its runnable processes and
+					 * of its active child currencies */
+	unsigned long long counted;	/* its funding now in its parent's sum
+					 * (the user's base in the cgroup's, or
+					 * the currency's amount) */
+	unsigned int pcur;		/* the parent currency it is counted in */
+	unsigned int pad;
 };
 
 #endif /* __TIX_INTF_H */

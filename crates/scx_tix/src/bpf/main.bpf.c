@@ -80,7 +80,10 @@
  * is worth a default user; cpu.idle: 3) in its parent's currency while
  * anything below it is runnable; the root's currency is the base currency.
  * Inside a cgroup each user with runnable processes directly in it is a
- * currency funded by the user's base (Zepp); a process holds its tickets
+ * currency funded by the user's base (Zepp); below it, the currencies the
+ * user made (tix mkcur/fund, map currencies: a tree, each funded by
+ * tickets of its parent) hold their holders' amounts the same way, per
+ * cgroup, so inflating one stays inside it; a process holds its tickets
  * times its runnable threads' mean nice weight (the kernel's table) in
  * it, and its threads split its value by nice weight. With every thread
  * at nice 0 and no cgroups this is Zepp's base * tickets / runnable
@@ -237,6 +240,13 @@ struct {
 	__type(key, u64);
 	__type(value, struct tix_cgroup);
 } cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TIX_MAX_CURRENCIES);
+	__type(key, u32);
+	__type(value, struct tix_currency);
+} currencies SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -420,37 +430,90 @@ static struct tix_group *group_get(struct tix_group_key *k)
 	return g;
 }
 
-/* The user's base in the cgroup's sum while the group is active (the same
- * compare-and-swap rule as cg_sync), then the cgroups above. */
-static void group_sync(struct tix_group_key *k)
+/* A group's funding: the user's base (its own currency), or the amount
+ * its currency is funded with in the parent's amount units
+ * (tix_currency_funding; 0 once unfunded or removed). */
+static u64 group_funding(struct tix_group_key *k, u32 *parent)
 {
-	struct tix_cgroup *c;
-	struct tix_group *g;
-	u64 desired, old;
-	u32 i;
+	struct tix_currency *cd;
 
-	bpf_for(i, 0, 4) {
-		g = bpf_map_lookup_elem(&groups, k);
-		if (!g)
-			return;
-		desired = *(volatile s64 *)&g->active > 0 ? base_of(k->uid) : 0;
-		old = *(volatile u64 *)&g->counted;
-		if (old == desired)
-			break;
-		if (__sync_bool_compare_and_swap(&g->counted, old, desired)) {
-			c = bpf_map_lookup_elem(&cgroups, &k->cgid);
-			if (c)
-				__sync_fetch_and_add(&c->active, (s64)desired - (s64)old);
-		}
+	*parent = 0;
+	if (!k->cur)
+		return base_of(k->uid);
+	cd = bpf_map_lookup_elem(&currencies, &k->cur);
+	if (!cd)
+		return 0;
+	*parent = cd->parent;
+	return tix_currency_funding(cd->amount);
+}
+
+/* Add delta to the sum a group is counted in: its parent currency's
+ * group, or the cgroup for a user's own currency. */
+static void group_count(struct tix_group_key *k, u32 pcur, s64 delta)
+{
+	struct tix_group_key pk = { .cgid = k->cgid, .uid = k->uid, .cur = pcur };
+	struct tix_cgroup *c;
+	struct tix_group *pg;
+
+	if (!k->cur) {
+		c = bpf_map_lookup_elem(&cgroups, &k->cgid);
+		if (c)
+			__sync_fetch_and_add(&c->active, delta);
+		return;
 	}
-	cg_sync(k->cgid);
+	pg = group_get(&pk);
+	if (pg)
+		__sync_fetch_and_add(&pg->active, delta);
+}
+
+/*
+ * A group's funding in its parent's sum while it is active (the same
+ * compare-and-swap rule as cg_sync), then its parent currency's group, up
+ * to the user's own currency, then the cgroups above. A currency funded
+ * from another parent since (tix fund) first takes what it counted out of
+ * the old parent's sum.
+ */
+static void group_sync(struct tix_group_key *start)
+{
+	struct tix_group_key k = *start;
+	bool changed = false;
+	u64 desired, old, fund;
+	struct tix_group *g;
+	u32 i, parent;
+
+	bpf_for(i, 0, 4 * (TIX_CUR_DEPTH + 1)) {
+		g = bpf_map_lookup_elem(&groups, &k);
+		if (!g)
+			break;
+		fund = group_funding(&k, &parent);
+		if (parent != g->pcur) {
+			old = __sync_lock_test_and_set(&g->counted, 0);
+			if (old)
+				group_count(&k, g->pcur, -(s64)old);
+			g->pcur = parent;
+		}
+		desired = *(volatile s64 *)&g->active > 0 ? fund : 0;
+		old = *(volatile u64 *)&g->counted;
+		if (old != desired) {
+			if (__sync_bool_compare_and_swap(&g->counted, old, desired)) {
+				group_count(&k, g->pcur, (s64)desired - (s64)old);
+				changed = true;
+			}
+			continue;
+		}
+		if (!changed || !k.cur)
+			break;
+		k.cur = g->pcur;
+		changed = false;
+	}
+	cg_sync(start->cgid);
 }
 
 /* The process's amount (tickets times its runnable threads' mean weight)
  * in its group's sum, then the group and the cgroups above. */
 static void proc_sync(struct tix_proc_state *ps, u64 tickets)
 {
-	struct tix_group_key k = { .cgid = ps->cgid, .uid = ps->uid };
+	struct tix_group_key k = { .cgid = ps->cgid, .uid = ps->uid, .cur = ps->cur };
 	struct tix_group *g = group_get(&k);
 	u64 desired, old;
 	s64 ws;
@@ -470,11 +533,12 @@ static void proc_sync(struct tix_proc_state *ps, u64 tickets)
 		group_sync(&k);
 }
 
-/* A runnable process whose cgroup or owner changed (cgroup migration, su,
- * setuid): its amount leaves the old group and enters the new one. */
-static void proc_move(struct tix_proc_state *ps, u64 cgid, u32 uid, u64 tickets)
+/* A runnable process whose cgroup, owner or currency changed (cgroup
+ * migration, su, setuid, tix mktkt): its amount leaves the old group and
+ * enters the new one. */
+static void proc_move(struct tix_proc_state *ps, struct tix_group_key *to, u64 tickets)
 {
-	struct tix_group_key old = { .cgid = ps->cgid, .uid = ps->uid };
+	struct tix_group_key old = { .cgid = ps->cgid, .uid = ps->uid, .cur = ps->cur };
 	struct tix_group *g;
 	u64 taken;
 
@@ -483,8 +547,9 @@ static void proc_move(struct tix_proc_state *ps, u64 cgid, u32 uid, u64 tickets)
 	if (g && taken)
 		__sync_fetch_and_sub(&g->active, (s64)taken);
 	group_sync(&old);
-	ps->cgid = cgid;
-	ps->uid = uid;
+	ps->cgid = to->cgid;
+	ps->uid = to->uid;
+	ps->cur = to->cur;
 	proc_sync(ps, tickets);
 }
 
@@ -521,6 +586,23 @@ static u32 tickets_of(struct task_struct *p)
 	return t ? t->tickets : TIX_DEFAULT_TICKETS;
 }
 
+/* p's tickets, and the group that holds them: its cgroup, and its
+ * currency with that currency's owner (its own user's when it holds none,
+ * or when the currency is gone). */
+static u64 holding(struct task_struct *p, struct task_ctx *tctx, struct tix_group_key *k)
+{
+	struct tix_proc_tickets *t = proc_tickets_of(p);
+	struct tix_currency *cd = NULL;
+	u32 cur = t ? t->currency : 0;
+
+	if (cur)
+		cd = bpf_map_lookup_elem(&currencies, &cur);
+	k->cgid = tctx->cgid;
+	k->uid = cd ? cd->owner : task_uid(p);
+	k->cur = cd ? cur : 0;
+	return t ? t->tickets : TIX_DEFAULT_TICKETS;
+}
+
 /*
  * p's value in base tickets (tix_core::cgroup::thread_value): its part of
  * its user's currency in its cgroup, then funding / active of each cgroup
@@ -529,10 +611,10 @@ static u32 tickets_of(struct task_struct *p)
  */
 static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 {
-	u32 uid = task_uid(p), tgid = p->tgid, i;
-	u64 tickets, weight, base, x, nr, ga, below, cur, fund, act;
+	u32 tgid = p->tgid, i, parent;
+	u64 tickets, weight, x, nr, ga, below, cur, fund, act;
+	struct tix_group_key k, want;
 	struct tix_proc_state *ps;
-	struct tix_group_key k;
 	struct tix_cgroup *c;
 	struct tix_group *g;
 
@@ -543,35 +625,49 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 		 * whole base for each such process. The least value is the safe
 		 * side. */
 		return 1;
-	tickets = tickets_of(p);
+	tickets = holding(p, tctx, &want);
 	weight = task_weight(p);
 	if (tctx->wcounted && tctx->wcounted != weight) {
 		/* renice while runnable */
 		__sync_fetch_and_add(&ps->wsum, (s64)weight - (s64)tctx->wcounted);
 		tctx->wcounted = weight;
 	}
-	if (ps->nr_runnable && (ps->cgid != tctx->cgid || ps->uid != uid))
-		proc_move(ps, tctx->cgid, uid, tickets);
+	if (ps->nr_runnable &&
+	    (ps->cgid != want.cgid || ps->uid != want.uid || ps->cur != want.cur))
+		proc_move(ps, &want, tickets);
 	else
 		proc_sync(ps, tickets);
 
 	k.cgid = ps->cgid;
 	k.uid = ps->uid;
-	k.pad = 0;
+	k.cur = ps->cur;
 	g = bpf_map_lookup_elem(&groups, &k);
 	if (!g)
 		/* The group table is full: as a process without state. */
 		return 1;
 	nr = ps->nr_runnable ? ps->nr_runnable : 1;
-	base = base_of(k.uid);
 	/* Sums read while other CPUs change them may lag: never let a sum be
 	 * smaller than the part of it this task's own path puts there, so
 	 * no value exceeds what its funding allows (a user's base, a
-	 * cgroup's share of its parent). */
+	 * currency's funding, a cgroup's share of its parent). */
+	fund = group_funding(&k, &parent);
 	ga = *(volatile s64 *)&g->active > 0 ? (u64)g->active : 0;
 	below = tix_bpf_process_amount(tickets, weight, nr);
-	x = tix_bpf_group_part(base, tickets, weight, nr, ga > below ? ga : below);
-	below = base;
+	x = tix_bpf_group_part(fund, tickets, weight, nr, ga > below ? ga : below);
+	below = fund;
+	/* Up the currencies to the user's own, then the cgroups. */
+	bpf_for(i, 0, TIX_CUR_DEPTH) {
+		if (!k.cur)
+			break;
+		k.cur = g->pcur;
+		g = bpf_map_lookup_elem(&groups, &k);
+		if (!g)
+			break;
+		fund = group_funding(&k, &parent);
+		act = *(volatile s64 *)&g->active > 0 ? (u64)g->active : 0;
+		x = tix_bpf_level(x, fund, act > below ? act : below);
+		below = fund;
+	}
 	cur = k.cgid;
 	bpf_for(i, 0, TIX_CG_DEPTH) {
 		c = bpf_map_lookup_elem(&cgroups, &cur);
@@ -1109,7 +1205,8 @@ void BPF_STRUCT_OPS(tix_runnable, struct task_struct *p, u64 enq_flags)
 	/* Looked up, not created: only init_task creates (and counts threads
 	 * in) an entry, so a process that found the table full stays out. */
 	struct tix_proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
-	u64 w;
+	struct tix_group_key k;
+	u64 w, tickets;
 
 	if (!tctx)
 		return;
@@ -1123,13 +1220,15 @@ void BPF_STRUCT_OPS(tix_runnable, struct task_struct *p, u64 enq_flags)
 	w = task_weight(p);
 	tctx->wcounted = w;
 	__sync_fetch_and_add(&ps->wsum, (s64)w);
+	tickets = holding(p, tctx, &k);
 	if (__sync_fetch_and_add(&ps->nr_runnable, 1) == 0) {
 		/* First runnable thread: the process enters its group's sum
 		 * (nothing of it is counted anywhere now). */
-		ps->cgid = tctx->cgid;
-		ps->uid = task_uid(p);
+		ps->cgid = k.cgid;
+		ps->uid = k.uid;
+		ps->cur = k.cur;
 	}
-	proc_sync(ps, tickets_of(p));
+	proc_sync(ps, tickets);
 }
 
 void BPF_STRUCT_OPS(tix_quiescent, struct task_struct *p, u64 deq_flags)
@@ -1184,7 +1283,8 @@ s32 BPF_STRUCT_OPS(tix_init_task, struct task_struct *p, struct scx_init_task_ar
 	if (args->fork && cur->tgid != tgid) {
 		t = proc_tickets_of(cur);
 		if (t) {
-			struct tix_proc_tickets v = { .tickets = t->tickets };
+			struct tix_proc_tickets v = { .tickets = t->tickets,
+						      .currency = t->currency };
 
 			bpf_map_update_elem(&proc_tickets, &tgid, &v, BPF_ANY);
 		}

@@ -312,6 +312,8 @@ static inline u64 tix_cap_lead(u64 key, u64 reference, u64 cap)
 #define TIX_BASE_PER_WEIGHT 10ULL
 #define TIX_IDLE_FUNDING 3ULL
 #define TIX_VALUE_FRAC 16
+#define TIX_AMOUNT_SHIFT 4
+#define TIX_TICKET_UNIT (TIX_NICE_0_WEIGHT >> TIX_AMOUNT_SHIFT)
 #define TIX_VALUE_MAX (1ULL << 40)
 #define TIX_CG_DEPTH 16
 
@@ -364,7 +366,12 @@ static inline u64 tix_sat_mul(u64 a, u64 b)
 
 static inline u64 tix_process_amount(u64 tickets, u64 weight_sum, u64 nr)
 {
-	return nr ? tix_mul_div(tickets, weight_sum, nr) : 0;
+	return nr ? tix_mul_div(tickets, weight_sum, nr) >> TIX_AMOUNT_SHIFT : 0;
+}
+
+static inline u64 tix_currency_funding(u64 amount)
+{
+	return tix_sat_mul(amount, TIX_TICKET_UNIT);
 }
 
 /* The thread's own part (tix_core::cgroup::thread_value before the levels),
@@ -373,7 +380,8 @@ static inline u64 tix_group_part(u64 base, u64 tickets, u64 weight, u64 nr, u64 
 {
 	u64 den = tix_sat_mul(group_active ? group_active : 1, nr ? nr : 1);
 
-	return tix_mul_div(base << TIX_VALUE_FRAC, tix_sat_mul(tickets, weight), den);
+	return tix_mul_div(base << TIX_VALUE_FRAC,
+			   tix_sat_mul(tickets, weight) >> TIX_AMOUNT_SHIFT, den);
 }
 
 /* One cgroup level up: times funding / active. */

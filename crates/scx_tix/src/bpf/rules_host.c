@@ -51,6 +51,7 @@ u64 tix_c_cap_lead(u64 key, u64 reference, u64 cap) { return tix_cap_lead(key, r
 u64 tix_c_nice_weight(int nice, int idle) { return tix_nice_weight(nice, idle); }
 u64 tix_c_cgroup_funding(u64 w, int idle) { return tix_cgroup_funding(w, idle); }
 u64 tix_c_process_amount(u64 t, u64 ws, u64 nr) { return tix_process_amount(t, ws, nr); }
+u64 tix_c_currency_funding(u64 a) { return tix_currency_funding(a); }
 
 /* The BPF value walk, levels bottom-up as main.bpf.c takes them. */
 u64 tix_c_thread_value(u64 base, u64 tickets, u64 weight, u64 nr, u64 group_active,
