@@ -142,7 +142,12 @@ run_case vm 0.7500 0.2500
 # running and counts what is left.
 tix_start --policy stride
 ncg() { tix status | sed -n 's/^cgroups: \([0-9]*\) .*/\1/p'; }
-n1=$(ncg)
+# The status is published by the daemon's loop: wait for its first count.
+_i=0
+while n1=$(ncg) && [ "${n1:-0}" -lt 10 ] && [ $_i -lt 50 ]; do
+    _i=$((_i + 1))
+    sleep 0.1
+done
 for d in p/p1 p/p2 p q a b vm one; do rmdir "$CG/tix-t/$d"; done
 # A removed cgroup's css is released after an RCU grace period: poll.
 _i=0
