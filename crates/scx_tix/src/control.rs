@@ -127,6 +127,14 @@ impl Backend for BpfBackend {
     fn save(&mut self, saved: &Saved) -> Result<(), String> {
         state::save(&self.state_path, saved)
     }
+
+    fn now_ns(&self) -> u64 {
+        stats::monotonic_ns()
+    }
+
+    fn alive(&self, id: ProcId) -> bool {
+        procs::exists(id)
+    }
 }
 
 impl BpfBackend {

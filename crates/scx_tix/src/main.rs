@@ -269,6 +269,10 @@ fn run(opts: Opts) -> Result<ExitCode> {
             // Tickets children inherited at fork reach the state file too;
             // entries of exited processes leave the table and the file.
             let mut d = ctl.daemon.lock().unwrap();
+            let n = d.expire_loans();
+            if n > 0 && opts.verbose > 0 {
+                eprintln!("scx_tix: {n} loan(s) returned");
+            }
             let table = d.backend.table();
             if let Err(e) = d.sync_procs(&table) {
                 eprintln!("scx_tix: {e}");

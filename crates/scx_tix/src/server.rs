@@ -202,6 +202,7 @@ fn caller(who: Sender, req: &Request) -> Caller {
             | Request::GetTickets { .. }
             | Request::GetBase { .. }
             | Request::ListTickets
+            | Request::ListLoans
     );
     Caller {
         uid: who.uid,

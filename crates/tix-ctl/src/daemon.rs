@@ -103,6 +103,9 @@ pub struct Saved {
     /// Currencies created with `tix mkcur`.
     #[serde(default)]
     pub currencies: Vec<SavedCurrency>,
+    /// Outstanding ticket loans (`tix lend`).
+    #[serde(default)]
+    pub loans: Vec<crate::transfer::Loan>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,6 +146,13 @@ impl Saved {
             }
         }
         crate::mach::check_saved(&s.currencies)?;
+        for l in &s.loans {
+            check_tickets(l.amount)
+                .map_err(|_| format!("loan {} out of range: {}", l.id, l.amount))?;
+            if l.currency != 0 && !s.currencies.iter().any(|c| c.id == l.currency) {
+                return Err(format!("loan {} is in an unknown currency", l.id));
+            }
+        }
         Ok(s)
     }
 
@@ -202,6 +212,10 @@ pub trait Backend {
     fn put_base(&mut self, uid: u32, base: u64) -> Result<(), String>;
     /// Record every accepted setting durably (atomic replace + fsync).
     fn save(&mut self, saved: &Saved) -> Result<(), String>;
+    /// CLOCK_MONOTONIC, ns (loans' deadlines).
+    fn now_ns(&self) -> u64;
+    /// The process still exists (same tgid, same start).
+    fn alive(&self, id: ProcId) -> bool;
 }
 
 /// The rules over a backend.
@@ -352,6 +366,14 @@ impl<B: Backend> Daemon<B> {
             } => self.hold(caller, pid, tickets, currency.as_deref()),
             Request::ListCurrencies => self.lscur(caller),
             Request::ListTickets => self.lstkt(),
+            Request::Lend {
+                from,
+                to,
+                amount,
+                secs,
+            } => self.lend(caller, from, to, amount, secs),
+            Request::Return { id } => self.give_back(caller, id),
+            Request::ListLoans => self.list_loans(),
         })
     }
 
@@ -496,6 +518,8 @@ pub mod memory {
         pub disk: Option<Saved>,
         /// On the next recheck, the pinned process has this owner instead.
         pub owner_change: Option<u32>,
+        /// The clock loans see, ns.
+        pub now: u64,
         /// On the next recheck, the pinned process has exited.
         pub exit_on_recheck: bool,
         pub disk_fails: bool,
@@ -558,6 +582,12 @@ pub mod memory {
             }
             self.disk = Some(s.clone());
             Ok(())
+        }
+        fn now_ns(&self) -> u64 {
+            self.now
+        }
+        fn alive(&self, id: ProcId) -> bool {
+            self.procs.values().any(|f| f.id == id)
         }
     }
 }
@@ -780,6 +810,7 @@ mod tests {
             policy: Some(Policy::Stride),
             bases: [(ALICE, 500)].into(),
             currencies: vec![],
+            loans: vec![],
             procs: vec![
                 SavedProc {
                     tgid: 10,

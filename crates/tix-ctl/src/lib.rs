@@ -39,6 +39,7 @@
 
 pub mod daemon;
 pub mod mach;
+pub mod transfer;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};
@@ -131,6 +132,18 @@ pub enum Request {
     },
     ListCurrencies,
     ListTickets,
+    /// Ticket transfers (seed 001 §3.3): lend tickets of `from` to `to`,
+    /// for `secs` or until returned or either exits.
+    Lend {
+        from: u32,
+        to: u32,
+        amount: u64,
+        secs: Option<u64>,
+    },
+    Return {
+        id: u64,
+    },
+    ListLoans,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -397,6 +410,20 @@ pub enum Response {
     Currency(CurrencyRow),
     Currencies { currencies: Vec<CurrencyRow> },
     Holdings { holdings: Vec<HoldingRow> },
+    Loan(LoanRow),
+    Loans { loans: Vec<LoanRow> },
+}
+
+/// A loan as `tix lend` and `tix loans` show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoanRow {
+    pub id: u64,
+    pub from: u32,
+    pub to: u32,
+    pub amount: u64,
+    pub currency: String,
+    /// Seconds until it returns by itself (None: on return or exit).
+    pub secs_left: Option<u64>,
 }
 
 /// A currency as `tix lscur` shows it.
@@ -505,6 +532,42 @@ impl std::fmt::Display for ClientError {
 impl std::error::Error for ClientError {}
 
 /// One request, one answer. An error answer becomes [`ClientError::Refused`].
+/// The library call of a ticket transfer: lend `amount` of process
+/// `from`'s tickets to `to` for the duration of a call (until [`give_back`],
+/// `secs`, or either process's exit). Returns the loan's id.
+pub fn lend(
+    socket: &Path,
+    from: u32,
+    to: u32,
+    amount: u64,
+    secs: Option<u64>,
+) -> Result<u64, ClientError> {
+    match request(
+        socket,
+        &Request::Lend {
+            from,
+            to,
+            amount,
+            secs,
+        },
+    )? {
+        Response::Loan(l) => Ok(l.id),
+        other => Err(ClientError::Protocol(format!(
+            "unexpected answer {other:?}"
+        ))),
+    }
+}
+
+/// End a loan made with [`lend`]: its tickets go back to the lender.
+pub fn give_back(socket: &Path, id: u64) -> Result<(), ClientError> {
+    match request(socket, &Request::Return { id })? {
+        Response::Loan(_) => Ok(()),
+        other => Err(ClientError::Protocol(format!(
+            "unexpected answer {other:?}"
+        ))),
+    }
+}
+
 pub fn request(socket: &Path, req: &Request) -> Result<Response, ClientError> {
     let stream = connect(socket)?;
     stream

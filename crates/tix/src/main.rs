@@ -13,6 +13,7 @@ mod ctl;
 mod mach;
 mod schedule;
 mod sim;
+mod transfer;
 
 #[derive(Parser)]
 #[command(
@@ -39,6 +40,8 @@ enum Cmd {
     Policy(ctl::PolicyArgs),
     #[command(flatten)]
     Mach(mach::MachCmd),
+    #[command(flatten)]
+    Transfer(transfer::TransferCmd),
     /// Print a shell completion script for tix (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
     /// Write man pages of tix and its subcommands into DIR (tix.1, tix-status.1, …),
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Cmd::Top(a) => ctl::top(a),
         Cmd::Policy(a) => ctl::policy(a),
         Cmd::Mach(c) => mach::run(c),
+        Cmd::Transfer(c) => transfer::run(c),
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "tix", &mut std::io::stdout());
             Ok(0)
