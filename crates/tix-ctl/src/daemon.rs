@@ -525,6 +525,22 @@ pub mod memory {
         pub disk_fails: bool,
     }
 
+    /// Callers the rules' tests and fuzzers share.
+    pub const ALICE: u32 = 1001;
+    pub const BOB: u32 = 1002;
+    pub const ROOT: Caller = Caller {
+        uid: 0,
+        privileged: true,
+    };
+
+    /// An unprivileged caller.
+    pub const fn user(uid: u32) -> Caller {
+        Caller {
+            uid,
+            privileged: false,
+        }
+    }
+
     impl MemBackend {
         pub fn with_proc(mut self, pid: u32, tgid: u32, start: u64, uid: u32) -> Self {
             self.procs.insert(
@@ -594,11 +610,8 @@ pub mod memory {
 
 #[cfg(test)]
 mod tests {
-    use super::memory::MemBackend;
+    use super::memory::{user, MemBackend, ALICE, BOB, ROOT};
     use super::*;
-
-    const ALICE: u32 = 1001;
-    const BOB: u32 = 1002;
 
     fn daemon() -> Daemon<MemBackend> {
         let b = MemBackend::default()
@@ -615,17 +628,6 @@ mod tests {
             currency: 0,
         }
     }
-
-    fn user(uid: u32) -> Caller {
-        Caller {
-            uid,
-            privileged: false,
-        }
-    }
-    const ROOT: Caller = Caller {
-        uid: 0,
-        privileged: true,
-    };
 
     fn is_err(r: &Option<Response>, kind: ErrorKind) -> bool {
         matches!(r, Some(Response::Error { kind: k, .. }) if *k == kind)

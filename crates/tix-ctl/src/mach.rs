@@ -391,25 +391,13 @@ impl<B: Backend> Daemon<B> {
 
 #[cfg(test)]
 mod tests {
-    use crate::daemon::memory::MemBackend;
+    use crate::daemon::memory::{user, MemBackend, ALICE, BOB, ROOT};
     use crate::daemon::{Caller, Daemon, Saved};
     use crate::{ErrorKind, Request, Response};
     use std::collections::BTreeMap;
 
-    const ALICE: u32 = 1001;
-    const BOB: u32 = 1002;
-    const A: Caller = Caller {
-        uid: ALICE,
-        privileged: false,
-    };
-    const B: Caller = Caller {
-        uid: BOB,
-        privileged: false,
-    };
-    const ROOT: Caller = Caller {
-        uid: 0,
-        privileged: true,
-    };
+    const A: Caller = user(ALICE);
+    const B: Caller = user(BOB);
 
     fn daemon() -> Daemon<MemBackend> {
         let b = MemBackend::default()

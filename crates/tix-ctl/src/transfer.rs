@@ -307,21 +307,13 @@ impl<B: Backend> Daemon<B> {
 
 #[cfg(test)]
 mod tests {
-    use crate::daemon::memory::MemBackend;
+    use crate::daemon::memory::{user, MemBackend, ALICE, BOB};
     use crate::daemon::{Caller, Daemon};
     use crate::{ErrorKind, Request, Response};
     use std::collections::BTreeMap;
 
-    const ALICE: u32 = 1001;
-    const BOB: u32 = 1002;
-    const A: Caller = Caller {
-        uid: ALICE,
-        privileged: false,
-    };
-    const B: Caller = Caller {
-        uid: BOB,
-        privileged: false,
-    };
+    const A: Caller = user(ALICE);
+    const B: Caller = user(BOB);
 
     /// alice's client 10 (400 tickets) and server 30 (100), bob's 20.
     fn daemon() -> Daemon<MemBackend> {

@@ -1383,26 +1383,30 @@ void BPF_STRUCT_OPS(tix_cgroup_move, struct task_struct *p, struct cgroup *from,
 		tctx->cgid = cgroup_id(to);
 }
 
-void BPF_STRUCT_OPS(tix_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+/* A cpu.weight or cpu.idle change: the cgroup's funding in its parent's
+ * sum follows at once (cg_sync). */
+static void cg_set(struct cgroup *cgrp, s64 weight, s32 idle)
 {
 	u64 id = cgroup_id(cgrp);
 	struct tix_cgroup *c = bpf_map_lookup_elem(&cgroups, &id);
 
 	if (!c)
 		return;
-	c->weight = weight;
+	if (weight >= 0)
+		c->weight = weight;
+	if (idle >= 0)
+		c->idle = idle;
 	cg_sync(id);
+}
+
+void BPF_STRUCT_OPS(tix_cgroup_set_weight, struct cgroup *cgrp, u32 weight)
+{
+	cg_set(cgrp, weight, -1);
 }
 
 void BPF_STRUCT_OPS(tix_cgroup_set_idle, struct cgroup *cgrp, bool idle)
 {
-	u64 id = cgroup_id(cgrp);
-	struct tix_cgroup *c = bpf_map_lookup_elem(&cgroups, &id);
-
-	if (!c)
-		return;
-	c->idle = idle;
-	cg_sync(id);
+	cg_set(cgrp, -1, idle);
 }
 
 void BPF_STRUCT_OPS(tix_cgroup_set_bandwidth, struct cgroup *cgrp, u64 period_us,
