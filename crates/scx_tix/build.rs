@@ -28,4 +28,5 @@ fn main() {
     println!("cargo:rerun-if-changed=src/bpf/model_host.c");
     println!("cargo:rerun-if-changed=src/bpf/rules_host_bounded.c");
     println!("cargo:rerun-if-changed=src/bpf/rules.h");
+    println!("cargo:rerun-if-changed=src/bpf/rights.bpf.h");
 }
