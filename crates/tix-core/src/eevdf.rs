@@ -13,7 +13,7 @@
 
 use crate::eligible::{udiv, EligibleQueue};
 use crate::error::Result;
-use crate::registry::{roster_accessors, Roster};
+use crate::roster::{roster_accessors, Roster};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 
 /// Fixed point: 2^-20 ns per unit of weight, leaving room for w·v sums in i128.

@@ -3,7 +3,7 @@
 //! (non-preemptive), a woken client goes to the tail. Weights are ignored.
 
 use crate::error::Result;
-use crate::registry::{roster_accessors, Roster};
+use crate::roster::{roster_accessors, Roster};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use std::collections::VecDeque;

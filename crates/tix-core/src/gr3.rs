@@ -46,7 +46,7 @@
 //! `#[inline]` with the guards and the u128 fallback out of line.
 
 use crate::error::{Error, Result};
-use crate::registry::{roster_accessors, Roster, State};
+use crate::roster::{roster_accessors, Roster, State};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 

@@ -25,6 +25,7 @@ pub mod mutex;
 pub mod race;
 pub mod registry;
 pub mod rng;
+mod roster;
 pub mod rr;
 pub mod runqueue;
 pub mod sjf;

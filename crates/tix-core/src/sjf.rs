@@ -6,7 +6,7 @@
 //! [`BurstAware::set_burst`].
 
 use crate::error::Result;
-use crate::registry::{roster_accessors, Roster};
+use crate::roster::{roster_accessors, Roster};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{BurstAware, ClientId, PolicyOptions, Scheduler};
 use std::collections::BTreeSet;

@@ -4,7 +4,7 @@
 //! Ties go to join order; unknown remaining work ranks last.
 
 use crate::error::Result;
-use crate::registry::{roster_accessors, Roster};
+use crate::roster::{roster_accessors, Roster};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{BurstAware, ClientId, PolicyOptions, Scheduler};
 use crate::sjf::Bursts;

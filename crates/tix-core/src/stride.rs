@@ -13,7 +13,7 @@
 
 use crate::eligible::udiv;
 use crate::error::Result;
-use crate::registry::{roster_accessors, Roster};
+use crate::roster::{roster_accessors, Roster};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use crate::tournament::{Entry, Tournament};

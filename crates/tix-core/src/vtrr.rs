@@ -17,7 +17,7 @@
 //! received more than its fair allocation").
 
 use crate::error::Result;
-use crate::registry::{roster_accessors, Roster};
+use crate::roster::{roster_accessors, Roster};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 

@@ -7,7 +7,7 @@
 
 use crate::eligible::udiv;
 use crate::error::Result;
-use crate::registry::{roster_accessors, Roster};
+use crate::roster::{roster_accessors, Roster};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use crate::weight_classes::ClassQueue;
 use crate::wfq::{vt_delta, VT_SHIFT};

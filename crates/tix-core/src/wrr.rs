@@ -3,7 +3,7 @@
 //! (shares 3,2,1 give A,A,A,B,B,C, error −1..+1.5 tu).
 
 use crate::error::Result;
-use crate::registry::{roster_accessors, Roster};
+use crate::roster::{roster_accessors, Roster};
 use crate::runqueue::{run_queue_lifecycle, RunQueue};
 use crate::sched::{ClientId, PolicyOptions, Scheduler};
 use std::collections::VecDeque;
