@@ -138,6 +138,34 @@ mkcg one 100
 case_vm() { GROUPS="$(vmproc 4 vm);$(nhog any 0 one)"; }
 run_case vm 0.7500 0.2500
 
+# systemd's user slices: user.slice/user-UID.slice is the user's currency,
+# funded by the user's base once one is set (else by its cpu.weight).
+# alice's hog in her slice, bob's in his, one CPU: equal at first (weight
+# 100 each), then 3:1 once alice's base is 3000 against bob's 1000.
+US=$CG/user.slice
+mkdir -p "$US" && echo +cpu >"$US/cgroup.subtree_control" &&
+    mkdir -p "$US/user-1001.slice" "$US/user-1002.slice"
+for pol in stride lottery; do
+    tix_start --policy "$pol"
+    UA=$(nhog 1 0)
+    echo "$UA" >"$US/user-1001.slice/cgroup.procs"
+    UB=$(su -s /bin/sh bob -c "exec taskset 2 sh -c 'while :; do :; done'" </dev/null >/dev/null 2>&1 & echo $!)
+    echo "$UB" >"$US/user-1002.slice/cgroup.procs"
+    sleep 0.5
+    s1=$(measure_snap 8 "$UA" "$UB" | awk 'NR == 1 { print $3 }')
+    lsetbase -u alice 3000 >/dev/null && lsetbase -u bob 1000 >/dev/null
+    sleep 0.5
+    s2=$(measure_snap 8 "$UA" "$UB" | awk 'NR == 1 { print $3 }')
+    if [ "$pol" = stride ]; then t1=0.02; t2=0.02; else t1=$(lottery_tol 0.5 8); t2=$(lottery_tol 0.75 8); fi
+    diag "$pol user slices: alice's share $s1 (.5000) with no bases set, $s2 (.7500) with bases 3000 : 1000"
+    near "$s1" 0.5 "$t1" && near "$s2" 0.75 "$t2"
+    check "$pol: a user's slice is funded by the user's base once set" $?
+    stop "$UA" "$UB"
+    tix_stop
+done
+sleep 0.3
+rmdir "$US/user-1001.slice" "$US/user-1002.slice" "$US" 2>/dev/null
+
 # cgroup_exit: the tree can be removed while attached; the daemon keeps
 # running and counts what is left.
 tix_start --policy stride

@@ -116,7 +116,8 @@ struct tix_proc_state {
 /*
  * One cgroup with the cpu controller (map cgroups, key its id): a currency
  * funded by tix_cgroup_funding(weight, idle) of its parent's while active
- * (counted: the funding now in the parent's active sum, 0 while inactive).
+ * (counted: the funding now in the parent's active sum, 0 while inactive),
+ * or, for a user's slice whose user has a base set, by that base.
  */
 struct tix_cgroup {
 	unsigned long long parent;	/* parent's id; 0 for the root */
@@ -126,6 +127,8 @@ struct tix_cgroup {
 	unsigned int idle;		/* cpu.idle */
 	unsigned int level;
 	unsigned int quota;		/* cpu.max set (not enforced; counted) */
+	unsigned int slice_uid;		/* systemd's user-UID.slice: UID + 1, else 0 */
+	unsigned int pad;
 };
 
 /* A currency's holders directly in one cgroup: cur 0 is Zepp's user

@@ -983,6 +983,9 @@ s32 BPF_STRUCT_OPS(tix_cgroup_init, struct cgroup *cgrp, struct scx_cgroup_init_
 		c.idle = args->sched_idle;
 	if (bpf_core_field_exists(args->bw_quota_us))
 		c.quota = args->bw_quota_us != TIX_U64_MAX;
+	/* A user's slice sits right below user.slice (level 2). */
+	if (c.level == 2)
+		c.slice_uid = slice_uid_of(cgrp);
 	if (c.level > 0) {
 		par = bpf_cgroup_ancestor(cgrp, c.level - 1);
 		if (par) {

@@ -54,9 +54,54 @@ static u64 cgroup_id(struct cgroup *cgrp)
 	return BPF_CORE_READ(cgrp, kn, id);
 }
 
+/*
+ * A cgroup's funding in its parent's currency: its cpu.weight (x10 base
+ * tickets), except a user's slice (systemd's user-UID.slice, where all of
+ * a user's sessions and services live) whose user has a base set (lsetbase,
+ * tix.toml): the user's currency is then the slice, funded by the base, so
+ * Zepp's bases decide between users on systemd too.
+ */
 static u64 cg_funding(struct tix_cgroup *c)
 {
+	u32 uid = c->slice_uid - 1, *b;
+
+	if (c->slice_uid && !c->idle) {
+		b = bpf_map_lookup_elem(&user_base, &uid);
+		if (b)
+			return *b;
+	}
 	return tix_cgroup_funding(c->weight, c->idle);
+}
+
+/* UID + 1 if the cgroup is named user-UID.slice, else 0. */
+static u32 slice_uid_of(struct cgroup *cgrp)
+{
+	char name[32] = {};
+	const char *kn_name = BPF_CORE_READ(cgrp, kn, name);
+	u64 uid = 0;
+	u32 i, n = 0;
+
+	if (bpf_probe_read_kernel_str(name, sizeof(name), kn_name) < 0)
+		return 0;
+	if (name[0] != 'u' || name[1] != 's' || name[2] != 'e' || name[3] != 'r' ||
+	    name[4] != '-')
+		return 0;
+	bpf_for(i, 5, 16) {
+		char ch = name[i & 31];
+
+		if (ch < '0' || ch > '9')
+			break;
+		uid = uid * 10 + (ch - '0');
+		n++;
+	}
+	if (!n || n > 10 || uid >= 0xffffffffULL)
+		return 0;
+	i = 5 + n;
+	if (name[i & 31] != '.' || name[(i + 1) & 31] != 's' || name[(i + 2) & 31] != 'l' ||
+	    name[(i + 3) & 31] != 'i' || name[(i + 4) & 31] != 'c' || name[(i + 5) & 31] != 'e' ||
+	    name[(i + 6) & 31] != 0)
+		return 0;
+	return uid + 1;
 }
 
 /*
@@ -354,6 +399,10 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 		if (!c || !c->parent)
 			break;
 		fund = cg_funding(c);
+		/* A funding that changed without a callback (a user's base
+		 * funding the user's slice) is folded in here. */
+		if (c->counted && c->counted != fund)
+			cg_sync(cur);
 		act = *(volatile s64 *)&c->active > 0 ? (u64)c->active : 0;
 		x = tix_bpf_level(x, fund, act > below ? act : below);
 		below = fund;
