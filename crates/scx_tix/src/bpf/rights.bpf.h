@@ -61,40 +61,53 @@ static u64 cgroup_id(struct cgroup *cgrp)
  * tix.toml): the user's currency is then the slice, funded by the base, so
  * Zepp's bases decide between users on systemd too.
  */
-static u64 cg_funding(struct tix_cgroup *c)
+__noinline u64 tix_bpf_cg_funding(u32 weight, u32 idle, u32 slice_uid)
 {
-	u32 uid = c->slice_uid - 1, *b;
+	u32 uid = slice_uid - 1, *b;
 
-	if (c->slice_uid && !c->idle) {
+	if (slice_uid && !idle) {
 		b = bpf_map_lookup_elem(&user_base, &uid);
 		if (b)
 			return *b;
 	}
-	return tix_cgroup_funding(c->weight, c->idle);
+	return tix_cgroup_funding(weight, idle);
 }
 
-/* UID + 1 if the cgroup is named user-UID.slice, else 0. */
+/* A global function (verified once on its own): inlined in the walks up
+ * the tree, the lookup's branches passed the verifier's budget. */
+static u64 cg_funding(struct tix_cgroup *c)
+{
+	return tix_bpf_cg_funding(c->weight, c->idle, c->slice_uid);
+}
+
+/*
+ * UID + 1 if the cgroup is named user-UID.slice, else 0. The digits are
+ * taken branch-free (masks): a loop that stops at the first non-digit
+ * gave the verifier a path per digit count and uid, past its budget.
+ */
 static u32 slice_uid_of(struct cgroup *cgrp)
 {
 	char name[32] = {};
 	const char *kn_name = BPF_CORE_READ(cgrp, kn, name);
-	u64 uid = 0;
-	u32 i, n = 0;
+	u64 uid = 0, n = 0, stop = 0, d, isd, m;
+	u32 i;
 
 	if (bpf_probe_read_kernel_str(name, sizeof(name), kn_name) < 0)
 		return 0;
 	if (name[0] != 'u' || name[1] != 's' || name[2] != 'e' || name[3] != 'r' ||
 	    name[4] != '-')
 		return 0;
-	bpf_for(i, 5, 16) {
-		char ch = name[i & 31];
-
-		if (ch < '0' || ch > '9')
-			break;
-		uid = uid * 10 + (ch - '0');
-		n++;
+#pragma unroll
+	for (i = 0; i < 10; i++) {
+		d = (u64)(u8)name[5 + i] - '0';
+		/* d < 10 (as unsigned), and no non-digit before */
+		isd = ((d - 10) >> 63) & (1 - stop);
+		stop |= 1 - isd;
+		m = 0 - isd;
+		uid = ((uid * 10 + d) & m) | (uid & ~m);
+		n += isd;
 	}
-	if (!n || n > 10 || uid >= 0xffffffffULL)
+	if (!n || uid >= 0xffffffffULL)
 		return 0;
 	i = 5 + n;
 	if (name[i & 31] != '.' || name[(i + 1) & 31] != 's' || name[(i + 2) & 31] != 'l' ||
@@ -337,7 +350,7 @@ static u64 holding(struct task_struct *p, struct task_ctx *tctx, struct tix_grou
 static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 {
 	u32 tgid = p->tgid, i, parent;
-	u64 tickets, weight, x, nr, ga, below, cur, fund, act;
+	u64 tickets, weight, x, nr, ga, below, cur, fund, act, resync = 0;
 	struct tix_group_key k, want;
 	struct tix_proc_state *ps;
 	struct tix_cgroup *c;
@@ -400,14 +413,18 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 			break;
 		fund = cg_funding(c);
 		/* A funding that changed without a callback (a user's base
-		 * funding the user's slice) is folded in here. */
-		if (c->counted && c->counted != fund)
-			cg_sync(cur);
+		 * funding the user's slice) is folded in after the walk (one
+		 * walk up from the lowest such level; called here, the walk in
+		 * the walk passed the verifier's budget). */
+		if (c->counted && c->counted != fund && !resync)
+			resync = cur;
 		act = *(volatile s64 *)&c->active > 0 ? (u64)c->active : 0;
 		x = tix_bpf_level(x, fund, act > below ? act : below);
 		below = fund;
 		cur = c->parent;
 	}
+	if (resync)
+		cg_sync(resync);
 	return tix_value_of_part(x);
 }
 
