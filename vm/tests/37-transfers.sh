@@ -67,6 +67,9 @@ for pol in stride lottery; do
     # process that is not yours, forever-long: one line, non-zero.
     C2=$(apin "tix fundx 200 sleep 600")
     B=$(su -s /bin/sh bob -c "exec sleep 600" </dev/null >/dev/null 2>&1 & echo $!)
+    # fundx's own request must land before the loans are tried.
+    _i=0
+    while [ "$(ltix -p "$C2")" != 200 ] && [ $_i -lt 30 ]; do sleep 0.1; _i=$((_i + 1)); done
     e1=$(as_alice "tix lend $C2 $S 200" 2>&1); r1=$?
     e2=$(as_alice "tix lend $C2 $B 5" 2>&1); r2=$?
     e3=$(su -s /bin/sh bob -c "export PATH=$PATH; tix lend $C2 $B 5" 2>&1); r3=$?

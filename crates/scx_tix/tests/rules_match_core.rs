@@ -26,6 +26,7 @@ extern "C" {
     fn tix_c_cgroup_funding(w: u64, idle: i32) -> u64;
     fn tix_c_process_amount(tickets: u64, weight_sum: u64, nr: u64) -> u64;
     fn tix_c_currency_funding(amount: u64) -> u64;
+    fn tix_c_slice_uid(name32: *const u8) -> u32;
     fn tix_c_thread_value(
         base: u64,
         tickets: u64,
@@ -181,6 +182,66 @@ fn task_value_sweep() {
     // Zepp's Table 1: Fred 200 base, tickets 1000 and 3000 -> 50 and 150.
     assert_eq!(c_value(200, 1000, 4000, 1), 50);
     assert_eq!(c_value(200, 3000, 4000, 1), 150);
+}
+
+fn c_slice_uid(name: &[u8]) -> u32 {
+    // The kernel's name as bpf_probe_read_kernel_str leaves it: at most 31
+    // bytes and a NUL, in a zeroed 32-byte buffer.
+    let mut buf = [0u8; 32];
+    let n = name.len().min(31);
+    buf[..n].copy_from_slice(&name[..n]);
+    // SAFETY: a 32-byte buffer, read only within it (indices masked to 31).
+    unsafe { tix_c_slice_uid(buf.as_ptr()) }
+}
+
+#[test]
+fn slice_names_match_the_core() {
+    let mut names: Vec<String> = [
+        "user-1001.slice",
+        "user-0.slice",
+        "user-4294967294.slice",
+        "user-4294967295.slice",
+        "user-4294967296.slice",
+        "user-.slice",
+        "user-12a.slice",
+        "user-1001.slicex",
+        "user-1001.scope",
+        "user.slice",
+        "user-12345678901.slice",
+        "user-1001.slic",
+        "user-/1.slice",
+        "user-:1.slice",
+        "User-1.slice",
+        "user-01.slice",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut m = Mix(12);
+    let alphabet = b"user-0123456789.slic/:ex";
+    for _ in 0..100_000 {
+        let len = (m.next() % 24) as usize;
+        let mut s: Vec<u8> = b"user-".to_vec();
+        for _ in 0..len {
+            s.push(alphabet[(m.next() % alphabet.len() as u64) as usize]);
+        }
+        names.push(String::from_utf8(s).unwrap());
+    }
+    for n in &names {
+        let want = if n.len() <= 31 {
+            cgroup::slice_uid(n).map_or(0, |u| u + 1)
+        } else {
+            0
+        };
+        let got = c_slice_uid(n.as_bytes());
+        // Names past 31 bytes arrive cut; the C side sees the cut name.
+        if n.len() > 31 {
+            assert_eq!(got, cgroup::slice_uid(&n[..31]).map_or(0, |u| u + 1), "{n}");
+        } else {
+            assert_eq!(got, want, "{n}");
+        }
+    }
 }
 
 /// tix_core::cgroup's value walk, as main.bpf.c runs it.

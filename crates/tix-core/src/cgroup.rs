@@ -56,6 +56,16 @@ pub const VALUE_MAX: u64 = 1 << 40;
 /// (their shares are 1, as if the tree were cut there).
 pub const MAX_DEPTH: usize = 16;
 
+/// The uid of systemd's slice of a user, from the cgroup's name
+/// (`user-UID.slice`); None for any other name or uid u32::MAX.
+pub fn slice_uid(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("user-")?.strip_suffix(".slice")?;
+    if digits.is_empty() || digits.len() > 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u32>().ok().filter(|&u| u != u32::MAX)
+}
+
 /// A nice level's weight (clamped to -20..=19), or [`IDLE_WEIGHT`] for a
 /// SCHED_IDLE task.
 pub fn nice_weight(nice: i32, idle: bool) -> u64 {

@@ -80,41 +80,15 @@ static u64 cg_funding(struct tix_cgroup *c)
 	return tix_bpf_cg_funding(c->weight, c->idle, c->slice_uid);
 }
 
-/*
- * UID + 1 if the cgroup is named user-UID.slice, else 0. The digits are
- * taken branch-free (masks): a loop that stops at the first non-digit
- * gave the verifier a path per digit count and uid, past its budget.
- */
+/* UID + 1 if the cgroup is named user-UID.slice, else 0 (tix_slice_uid). */
 static u32 slice_uid_of(struct cgroup *cgrp)
 {
 	char name[32] = {};
 	const char *kn_name = BPF_CORE_READ(cgrp, kn, name);
-	u64 uid = 0, n = 0, stop = 0, d, isd, m;
-	u32 i;
 
 	if (bpf_probe_read_kernel_str(name, sizeof(name), kn_name) < 0)
 		return 0;
-	if (name[0] != 'u' || name[1] != 's' || name[2] != 'e' || name[3] != 'r' ||
-	    name[4] != '-')
-		return 0;
-#pragma unroll
-	for (i = 0; i < 10; i++) {
-		d = (u64)(u8)name[5 + i] - '0';
-		/* d < 10 (as unsigned), and no non-digit before */
-		isd = ((d - 10) >> 63) & (1 - stop);
-		stop |= 1 - isd;
-		m = 0 - isd;
-		uid = ((uid * 10 + d) & m) | (uid & ~m);
-		n += isd;
-	}
-	if (!n || uid >= 0xffffffffULL)
-		return 0;
-	i = 5 + n;
-	if (name[i & 31] != '.' || name[(i + 1) & 31] != 's' || name[(i + 2) & 31] != 'l' ||
-	    name[(i + 3) & 31] != 'i' || name[(i + 4) & 31] != 'c' || name[(i + 5) & 31] != 'e' ||
-	    name[(i + 6) & 31] != 0)
-		return 0;
-	return uid + 1;
+	return tix_slice_uid(name);
 }
 
 /*

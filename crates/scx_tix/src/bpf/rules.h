@@ -398,4 +398,39 @@ static inline u64 tix_value_of_part(u64 x)
 	return x > TIX_VALUE_MAX ? TIX_VALUE_MAX : x;
 }
 
+/*
+ * systemd's user slice: UID + 1 if name (32 bytes, NUL-terminated) is
+ * user-UID.slice with UID < 2^32 - 1 (tix_core::cgroup::slice_uid), else 0.
+ * The digits are taken branch-free (masks): a loop that stopped at the
+ * first non-digit gave the verifier a path per digit count, past its budget.
+ */
+static inline u32 tix_slice_uid(const char *name)
+{
+	u64 uid = 0, n = 0, stop = 0, d, isd, m;
+	u32 i;
+
+	if (name[0] != 'u' || name[1] != 's' || name[2] != 'e' || name[3] != 'r' ||
+	    name[4] != '-')
+		return 0;
+#pragma unroll
+	for (i = 0; i < 10; i++) {
+		d = (u64)(unsigned char)name[5 + i] - '0';
+		/* 0 <= d < 10 (a char below '0' wraps d past 2^63), and no
+		 * non-digit before */
+		isd = ((d - 10) >> 63) & ((~d) >> 63) & (1 - stop);
+		stop |= 1 - isd;
+		m = 0 - isd;
+		uid = ((uid * 10 + d) & m) | (uid & ~m);
+		n += isd;
+	}
+	if (!n || uid >= 0xffffffffULL)
+		return 0;
+	i = 5 + n;
+	if (name[i & 31] != '.' || name[(i + 1) & 31] != 's' || name[(i + 2) & 31] != 'l' ||
+	    name[(i + 3) & 31] != 'i' || name[(i + 4) & 31] != 'c' || name[(i + 5) & 31] != 'e' ||
+	    name[(i + 6) & 31] != 0)
+		return 0;
+	return uid + 1;
+}
+
 #endif /* __TIX_RULES_H */

@@ -64,3 +64,5 @@ u64 tix_c_thread_value(u64 base, u64 tickets, u64 weight, u64 nr, u64 group_acti
 		x = tix_level(x, funding[i], active[i]);
 	return tix_value_of_part(x);
 }
+
+u32 tix_c_slice_uid(const char *name32) { return tix_slice_uid(name32); }
