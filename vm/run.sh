@@ -12,8 +12,12 @@
 # Kernel command line: console=ttyS0 quiet panic=-1 tsc=reliable (under a busy
 # host TCG's TSC fails the clocksource watchdog and the guest falls back to the
 # slow, emulated HPET; TCG derives the TSC from the host clock, so it is sound).
+# A guest that has not reached /init within TIX_VM_BOOT_WAIT seconds (default
+# 180; a boot takes 3-10 s under TCG) is killed and booted again, up to twice;
+# each boot has the whole --timeout.
 # env: TIX_VM_CACHE (cache folder), TIX_VM_ACCEL (default tcg,thread=multi),
-#      TIX_VM_APPEND (extra kernel command line), TIX_VM_LOG (also save the console here)
+#      TIX_VM_APPEND (extra kernel command line), TIX_VM_LOG (also save the console here),
+#      TIX_VM_BOOT_WAIT
 # The guest has /usr/share/tix/lib.sh ($TIX_LIB), users alice (1001) and bob (1002).
 set -euo pipefail
 # shellcheck source=vm/common.sh
@@ -23,7 +27,7 @@ cpus=2
 mem=2G
 timeout_s=600
 adds=()
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --cpus | --mem | --timeout | --add)
@@ -79,12 +83,18 @@ log="$work/console.log"
 summary=${cmd%%$'\n'*}
 [ "$summary" = "$cmd" ] || summary="$summary ... ($(printf '%s\n' "$cmd" | wc -l) lines)"
 [ -n "${TIX_VM_LOG:-}" ] && : >"$TIX_VM_LOG"
-deadline=$(($(date +%s) + timeout_s))
+boot_wait=${TIX_VM_BOOT_WAIT:-180}
+case "$boot_wait" in '' | *[!0-9]* | 0) vm_die "TIX_VM_BOOT_WAIT must be a positive integer (seconds), got '$boot_wait'" ;; esac
 timed_out=0
+boot_hung=0
 
-# boot: one QEMU run; sets qrc, and timed_out when the deadline passes.
+# boot: one QEMU run; sets qrc, timed_out when the deadline passes and
+# boot_hung when /init was not reached in time.
 boot() {
     : >"$log"
+    local now started=0
+    local deadline=$(($(date +%s) + timeout_s)) boot_deadline=$(($(date +%s) + boot_wait))
+    boot_hung=0
     # QEMU writes the serial console to a file we follow, so the guest's output
     # streams while we keep QEMU's own pid for the timeout.
     "$qemu" -accel "${TIX_VM_ACCEL:-tcg,thread=multi}" -cpu max -smp "$cpus" -m "$mem" \
@@ -102,8 +112,17 @@ boot() {
         tee -a ${TIX_VM_LOG:+"$TIX_VM_LOG"} &
     local tpid=$!
     while kill -0 "$qpid" 2>/dev/null; do
-        if [ "$(date +%s)" -ge "$deadline" ]; then
+        now=$(date +%s)
+        # Multi-threaded TCG on an oversubscribed host now and then leaves a
+        # guest spinning in early boot with nothing on the console; such a
+        # guest never ran the command, so booting it again loses nothing.
+        if [ "$started" = 0 ] && grep -q '@@tix-vm-start@@' "$log"; then started=1; fi
+        if [ "$started" = 0 ] && [ "$now" -ge "$boot_deadline" ]; then
+            boot_hung=1
+        elif [ "$now" -ge "$deadline" ]; then
             timed_out=1
+        fi
+        if [ "$boot_hung" = 1 ] || [ "$timed_out" = 1 ]; then
             kill "$qpid" 2>/dev/null || true
             sleep 1
             kill -9 "$qpid" 2>/dev/null || true
@@ -117,16 +136,21 @@ boot() {
 }
 
 start=$(date +%s.%N)
-for attempt in 1 2; do
+for attempt in 1 2 3; do
     vm_log "booting $ver, $cpus CPUs, $mem, timeout ${timeout_s}s: $summary"
     boot
     [ "$timed_out" = 1 ] && break
-    # A guest that died before /init started the command (multi-threaded TCG
-    # sometimes runs stale kernel text during boot, "Oops: int3") is booted
-    # once more; one that died later is reported, since the command ran.
+    # A guest that died or hung before /init started the command (multi-
+    # threaded TCG sometimes runs stale kernel text during boot, "Oops: int3")
+    # is booted again; one that died later is reported, since the command ran.
     # (SeaBIOS's screen-clearing escapes can share the marker's line.)
     if grep -q '@@tix-vm-start@@' "$log"; then break; fi
-    [ "$attempt" = 1 ] && vm_log "the guest kernel died during boot (QEMU exit $qrc); booting again"
+    [ "$attempt" = 3 ] && break
+    if [ "$boot_hung" = 1 ]; then
+        vm_log "the guest did not reach /init within ${boot_wait}s; booting again"
+    else
+        vm_log "the guest kernel died during boot (QEMU exit $qrc); booting again"
+    fi
 done
 elapsed=$(echo "$start $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
 
@@ -135,7 +159,10 @@ if [ "$timed_out" = 1 ]; then
     exit 124
 fi
 rc=$(sed -n 's/.*@@tix-vm-exit=\([0-9][0-9]*\)@@.*/\1/p' "$log" | tail -n1)
-if [ -z "$rc" ]; then
+if [ -z "$rc" ] && [ "$boot_hung" = 1 ]; then
+    echo "tix-vm: the guest did not reach /init within ${boot_wait}s in $attempt boots" >&2
+    exit 125
+elif [ -z "$rc" ]; then
     echo "tix-vm: the guest ended without reporting an exit status (QEMU exit $qrc, ${elapsed}s)" >&2
     sed 's/^/qemu: /' "$work/qemu.out" >&2
     exit 125
