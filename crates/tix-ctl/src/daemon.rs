@@ -13,7 +13,7 @@
 
 use crate::{
     check_base, check_tickets, may_set_base, may_set_tickets, ErrorKind, Policy, Request, Response,
-    DEFAULT_BASE, DEFAULT_TICKETS,
+    DEFAULT_BASE, DEFAULT_TICKETS, MAX_TICKETS, MIN_TICKETS,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -379,6 +379,23 @@ impl<B: Backend> Daemon<B> {
 
     fn set_tickets(&mut self, caller: &Caller, pid: u32, tickets: u64) -> Response {
         self.put_holding(caller, pid, tickets, None)
+    }
+
+    /// Add `delta` tickets (kept in MIN_TICKETS..=MAX_TICKETS) to a
+    /// process's holding, in its currency. The scheduler's entry alone: a
+    /// transfer records its loan, not the tickets it moves.
+    pub(crate) fn add_tickets(&mut self, id: ProcId, delta: i64) -> Result<(), String> {
+        let h = self.holding(id);
+        let tickets =
+            (h.tickets as i64 + delta).clamp(MIN_TICKETS as i64, MAX_TICKETS as i64) as u64;
+        self.backend.put_entry(
+            id.tgid,
+            Some(Entry {
+                tickets,
+                start: id.start,
+                currency: h.currency,
+            }),
+        )
     }
 
     /// Set a process's tickets, and (Some) the currency they are in, which

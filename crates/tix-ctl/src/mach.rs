@@ -42,6 +42,22 @@ pub fn check_name(name: &str) -> Result<(), Response> {
     }
 }
 
+/// Currency `id`, the one funding it, and so on up to one funded by its
+/// owner's base; an id naming no currency ends the walk as `Err(id)`. At
+/// most MAX_DEPTH + 1 steps, so even a cycle read from a file ends.
+fn ancestors(cs: &[SavedCurrency], id: u32) -> impl Iterator<Item = Result<&SavedCurrency, u32>> {
+    let mut at = id;
+    std::iter::from_fn(move || {
+        if at == 0 {
+            return None;
+        }
+        let step = cs.iter().find(|c| c.id == at).ok_or(at);
+        at = step.map_or(0, |c| c.parent);
+        Some(step)
+    })
+    .take(MAX_DEPTH + 1)
+}
+
 /// A state file's currencies: unique ids and names, amounts in range,
 /// parents that exist with the same owner, no cycle, no chain too deep.
 pub(crate) fn check_saved(cs: &[SavedCurrency]) -> Result<(), String> {
@@ -67,28 +83,22 @@ pub(crate) fn check_saved(cs: &[SavedCurrency]) -> Result<(), String> {
         }
     }
     for c in cs {
-        let (mut at, mut n) = (c.parent, 1);
-        while at != 0 {
-            let Some(p) = cs.iter().find(|d| d.id == at) else {
-                return Err(format!(
-                    "currency {:?} is funded by unknown id {at}",
-                    c.name
-                ));
-            };
+        for (n, p) in ancestors(cs, c.parent).enumerate() {
+            let p =
+                p.map_err(|at| format!("currency {:?} is funded by unknown id {at}", c.name))?;
             if p.owner != c.owner {
                 return Err(format!(
                     "currency {:?} is funded by another owner's",
                     c.name
                 ));
             }
-            n += 1;
-            if p.id == c.id || n > MAX_DEPTH {
+            // c and the n + 1 currencies above it so far
+            if p.id == c.id || n + 2 > MAX_DEPTH {
                 return Err(format!(
                     "currency {:?}: a cycle or a chain deeper than {MAX_DEPTH}",
                     c.name
                 ));
             }
-            at = p.parent;
         }
     }
     Ok(())
@@ -118,18 +128,8 @@ impl<B: Backend> Daemon<B> {
     }
 
     /// Currencies from `id` down to the owner's own: 1 for one funded by it.
-    fn depth(&self, mut id: u32) -> usize {
-        let mut n = 0;
-        while id != 0 && n <= MAX_DEPTH {
-            n += 1;
-            id = self
-                .saved
-                .currencies
-                .iter()
-                .find(|c| c.id == id)
-                .map_or(0, |c| c.parent);
-        }
-        n
+    fn depth(&self, id: u32) -> usize {
+        ancestors(&self.saved.currencies, id).count()
     }
 
     /// The longest chain of currencies funded from `id`, itself included.
@@ -302,19 +302,12 @@ impl<B: Backend> Daemon<B> {
                             ),
                         ));
                     }
-                    let mut at = p.id;
-                    while at != 0 {
-                        if at == c.id {
-                            return Err(bad(format!(
-                                "funding {name} from {f} would make a cycle ({f} is funded by {name})"
-                            )));
-                        }
-                        at = self
-                            .saved
-                            .currencies
-                            .iter()
-                            .find(|d| d.id == at)
-                            .map_or(0, |d| d.parent);
+                    if ancestors(&self.saved.currencies, p.id)
+                        .any(|a| a.is_ok_and(|a| a.id == c.id))
+                    {
+                        return Err(bad(format!(
+                            "funding {name} from {f} would make a cycle ({f} is funded by {name})"
+                        )));
                     }
                     if self.depth(p.id) + self.height(c.id) > MAX_DEPTH {
                         return Err(bad(format!(

@@ -10,7 +10,7 @@
 //! which the kernel's one-holding-per-process tables cannot express yet:
 //! such a loan is refused, not approximated.
 
-use crate::daemon::{Backend, Caller, Daemon, Holding, ProcId};
+use crate::daemon::{Backend, Caller, Daemon, ProcId};
 use crate::{ErrorKind, LoanRow, Response, MAX_TICKETS, MIN_TICKETS};
 use serde::{Deserialize, Serialize};
 
@@ -63,22 +63,10 @@ impl<B: Backend> Daemon<B> {
     /// Move `amount` tickets from `from` to `to` (negative: back), both
     /// recorded; on any failure neither entry changes.
     fn shift(&mut self, from: ProcId, to: ProcId, amount: i64) -> Result<(), String> {
-        let hf = self.holding(from);
-        let ht = self.holding(to);
-        let nf = (hf.tickets as i64 - amount).clamp(MIN_TICKETS as i64, MAX_TICKETS as i64) as u64;
-        let nt = (ht.tickets as i64 + amount).clamp(MIN_TICKETS as i64, MAX_TICKETS as i64) as u64;
         let (bf, bt) = (self.backend.entry(from.tgid), self.backend.entry(to.tgid));
-        let put = |d: &mut Self, id: ProcId, h: Holding, t: u64| {
-            d.backend.put_entry(
-                id.tgid,
-                Some(crate::daemon::Entry {
-                    tickets: t,
-                    start: id.start,
-                    currency: h.currency,
-                }),
-            )
-        };
-        let r = put(self, from, hf, nf).and_then(|_| put(self, to, ht, nt));
+        let r = self
+            .add_tickets(from, -amount)
+            .and_then(|_| self.add_tickets(to, amount));
         if r.is_err() {
             let _ = self.backend.put_entry(from.tgid, bf);
             let _ = self.backend.put_entry(to.tgid, bt);
@@ -207,7 +195,6 @@ impl<B: Backend> Daemon<B> {
     /// whichever of them is still alive.
     fn settle(&mut self, l: &Loan) {
         let (fa, ta) = (self.backend.alive(l.from), self.backend.alive(l.to));
-        let h = |d: &Self, id: ProcId| d.holding(id);
         if fa && ta {
             let _ = self.shift(l.from, l.to, -(l.amount as i64));
         } else if fa || ta {
@@ -218,16 +205,7 @@ impl<B: Backend> Daemon<B> {
             } else {
                 (l.to, -(l.amount as i64))
             };
-            let hh = h(self, id);
-            let t = (hh.tickets as i64 + delta).clamp(MIN_TICKETS as i64, MAX_TICKETS as i64);
-            let _ = self.backend.put_entry(
-                id.tgid,
-                Some(crate::daemon::Entry {
-                    tickets: t as u64,
-                    start: id.start,
-                    currency: hh.currency,
-                }),
-            );
+            let _ = self.add_tickets(id, delta);
         }
     }
 
