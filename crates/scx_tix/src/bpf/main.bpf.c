@@ -878,7 +878,9 @@ void BPF_STRUCT_OPS(tix_runnable, struct task_struct *p, u64 enq_flags)
 		ps->uid = k.uid;
 		ps->cur = k.cur;
 	}
-	proc_sync(ps, tickets);
+	/* A thread beside runnable ones of the same weight leaves the amount
+	 * as it was: no walk on this path then. */
+	proc_sync(ps, tickets, false);
 }
 
 void BPF_STRUCT_OPS(tix_quiescent, struct task_struct *p, u64 deq_flags)
@@ -904,7 +906,7 @@ void BPF_STRUCT_OPS(tix_quiescent, struct task_struct *p, u64 deq_flags)
 	__sync_fetch_and_sub(&ps->wsum, (s64)tctx->wcounted);
 	tctx->wcounted = 0;
 	__sync_fetch_and_sub(&ps->nr_runnable, 1);
-	proc_sync(ps, tickets_of(p));
+	proc_sync(ps, tickets_of(p), false);
 }
 
 s32 BPF_STRUCT_OPS(tix_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -960,7 +962,7 @@ void BPF_STRUCT_OPS(tix_exit_task, struct task_struct *p, struct scx_exit_task_a
 	 * whatever it still counts leaves its group. */
 	ps->nr_runnable = 0;
 	ps->wsum = 0;
-	proc_sync(ps, 0);
+	proc_sync(ps, 0, true);
 	if (!bpf_map_delete_elem(&proc_state, &tgid))
 		__sync_fetch_and_sub(&nr_proc_states, 1);
 	bpf_map_delete_elem(&proc_tickets, &tgid);

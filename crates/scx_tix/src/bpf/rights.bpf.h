@@ -222,11 +222,12 @@ static void group_sync(struct tix_group_key *start)
 }
 
 /* The process's amount (tickets times its runnable threads' mean weight)
- * in its group's sum, then the group and the cgroups above. */
-static void proc_sync(struct tix_proc_state *ps, u64 tickets)
+ * in its group's sum; true when this CPU changed what is counted, and so
+ * owes the walk up the group and the cgroups above. */
+static bool proc_count(struct tix_proc_state *ps, struct tix_group_key *k, u64 tickets)
 {
-	struct tix_group_key k = { .cgid = ps->cgid, .uid = ps->uid, .cur = ps->cur };
-	struct tix_group *g = group_get(&k);
+	struct tix_group *g = group_get(k);
+	bool changed = false;
 	u64 desired, old;
 	s64 ws;
 	u32 i;
@@ -238,10 +239,21 @@ static void proc_sync(struct tix_proc_state *ps, u64 tickets)
 		old = *(volatile u64 *)&ps->counted;
 		if (old == desired)
 			break;
-		if (__sync_bool_compare_and_swap(&ps->counted, old, desired) && g)
+		if (__sync_bool_compare_and_swap(&ps->counted, old, desired) && g) {
 			__sync_fetch_and_add(&g->active, (s64)desired - (s64)old);
+			changed = true;
+		}
 	}
-	if (g)
+	return changed && g;
+}
+
+/* proc_count, then the walk. A draw walks even when the amount stands, as
+ * a base, funding or cpu.weight changed since is folded in there. */
+static void proc_sync(struct tix_proc_state *ps, u64 tickets, bool always)
+{
+	struct tix_group_key k = { .cgid = ps->cgid, .uid = ps->uid, .cur = ps->cur };
+
+	if (proc_count(ps, &k, tickets) || always)
 		group_sync(&k);
 }
 
@@ -262,7 +274,7 @@ static void proc_move(struct tix_proc_state *ps, struct tix_group_key *to, u64 t
 	ps->cgid = to->cgid;
 	ps->uid = to->uid;
 	ps->cur = to->cur;
-	proc_sync(ps, tickets);
+	proc_sync(ps, tickets, true);
 }
 
 /* /proc/PID/stat's starttime of p's process, the daemon's key for it. */
@@ -348,7 +360,7 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 	    (ps->cgid != want.cgid || ps->uid != want.uid || ps->cur != want.cur))
 		proc_move(ps, &want, tickets);
 	else
-		proc_sync(ps, tickets);
+		proc_sync(ps, tickets, true);
 
 	k.cgid = ps->cgid;
 	k.uid = ps->uid;
