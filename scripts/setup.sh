@@ -6,12 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Build: clang-19 compiles the BPF side (bookworm's default clang is too old for
-# current scx headers); libelf/zlib/pkg-config for libbpf-sys.
+# current scx headers); libelf/zlib/pkg-config for libbpf-sys; gcc links and
+# compiles tix-lock's C example.
 # VM harness: qemu (TCG), busybox-static + cpio for the guest's initramfs.
 # Guest workloads: linux-perf (perf bench), stress-ng, rt-tests (cyclictest);
 # bpftool reads the kernel's per-program BPF statistics for vm/bench;
 # systemd's systemd-analyze verifies the package's unit (scripts/package.sh).
-PKGS=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config make
+PKGS=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config make gcc libc6-dev
       qemu-system-x86 busybox-static cpio linux-perf stress-ng rt-tests
       bpftool systemd fonts-dejavu-core)
 

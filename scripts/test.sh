@@ -35,6 +35,14 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "unit, property and reproduction tests"
 cargo test --workspace --locked
 
+step "tix-lock's C interface on real threads (fig11: misuse refused, draws by funding)"
+bash scripts/lock-examples.sh
+out=$(./target/release/examples/fig11 3 5 5)
+echo "$out"
+# "draws N A won W expected E sd S": W within 4 sd of E (a sum of Bernoulli
+# trials, one per release with waiters).
+echo "$out" | awk '/^draws/ { d = $5 - $7; if (d < 0) d = -d; ok = ($9 > 2 && d < 4 * $9) } END { exit !ok }'
+
 step "Debian package (fields, files, systemd-analyze verify)"
 bash scripts/package.sh --no-build
 

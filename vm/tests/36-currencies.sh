@@ -45,6 +45,23 @@ snap_shares() { # SECS PID...: shares in argument order, one line
     measure_snap "$@" | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $3 } END { print "" }'
 }
 
+# wait_held PID...: until tix lstkt lists every PID, 10 s at most. fundx's
+# own request lands after its command started; on a busy guest, right after
+# an attach, that took over a second.
+wait_held() {
+    _i=0
+    while [ $_i -lt 100 ]; do
+        _all=1
+        for _p in "$@"; do
+            tix lstkt | awk -v p="$_p" '$1 == p { f = 1 } END { exit !f }' || _all=0
+        done
+        [ $_all = 1 ] && return 0
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    return 1
+}
+
 for pol in stride lottery; do
     tix_start --policy "$pol"
     check "$pol: attached" $?
@@ -59,7 +76,8 @@ for pol in stride lottery; do
     TH2=$(asu alice "tix fundx 200.task2 $hogcmd")
     TH3=$(asu alice "tix fundx 300.task2 $hogcmd")
     TH4=$(asu bob "tix fundx 100.task3 $hogcmd")
-    sleep 1
+    wait_held "$TH2" "$TH3" "$TH4"
+    sleep 0.3
     held=$(tix lstkt | awk -v a="$TH2" -v b="$TH3" -v c="$TH4" '$1 == a || $1 == b || $1 == c { print $2 "." $3 }' | sort | tr '\n' ' ')
     diag "$pol: lstkt of the three threads: $held"
     [ "$held" = "100.task3 200.task2 300.task2 " ]
@@ -92,10 +110,12 @@ for pol in stride lottery; do
     A2=$(asu alice "tix fundx 200.A $hogcmd")
     B1=$(asu alice "tix fundx 100.B $hogcmd")
     B2=$(asu alice "tix fundx 200.B $hogcmd")
-    sleep 1
+    wait_held "$A1" "$A2" "$B1" "$B2"
+    sleep 0.5
     s1=$(snap_shares 8 "$A1" "$A2" "$B1" "$B2")
     B3=$(asu alice "tix fundx 300.B $hogcmd")
-    sleep 1
+    wait_held "$B3"
+    sleep 0.5
     s2=$(snap_shares 8 "$A1" "$A2" "$B1" "$B2" "$B3")
     diag "$pol Fig. 9: before B3 $s1 (ideal .1667 .3333 .1667 .3333); after $s2 (ideal .1667 .3333 .0833 .1667 .2500)"
     shares_ok "$pol" "$s1" "0.1667 0.3333 0.1667 0.3333" &&

@@ -4,7 +4,7 @@
 . "${TIX_LIB:-/usr/share/tix/lib.sh}"
 TIX_TESTS=/usr/share/tix/tests
 mkdir -p /usr/local/bin
-for a in tix scx_tix ctl-abuse vm-load; do ln -sf /opt/tix/bin/$a /usr/local/bin/$a; done
+for a in tix scx_tix ctl-abuse vm-load fig11 lock-inversion; do ln -sf /opt/tix/bin/$a /usr/local/bin/$a; done
 for a in lnice lrenice lsetbase ltix; do ln -sf /opt/tix/bin/tix /usr/local/bin/$a; done
 export PATH=/usr/local/bin:$PATH
 . "$TIX_TESTS/common.sh"

@@ -33,9 +33,9 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 if [ "${TIX_SKIP_BUILD:-0}" != 1 ]; then
     (cd "$repo" && cargo build --release -p scx_tix -p tix && cargo build --release -p tix-ctl --example ctl-abuse --example vm-load &&
-        bash scripts/package.sh --no-build >/dev/null)
+        bash scripts/lock-examples.sh && bash scripts/package.sh --no-build >/dev/null)
 fi
-for b in scx_tix tix examples/ctl-abuse examples/vm-load; do
+for b in scx_tix tix examples/ctl-abuse examples/vm-load examples/fig11 examples/lock-inversion; do
     [ -x "$target/release/$b" ] || { echo "vm/tests/run.sh: $target/release/$b missing" >&2; exit 2; }
 done
 
@@ -51,6 +51,8 @@ boot() {
         --add "$target/release/tix:/opt/tix/bin/tix" \
         --add "$target/release/examples/ctl-abuse:/opt/tix/bin/ctl-abuse" \
         --add "$target/release/examples/vm-load:/opt/tix/bin/vm-load" \
+        --add "$target/release/examples/fig11:/opt/tix/bin/fig11" \
+        --add "$target/release/examples/lock-inversion:/opt/tix/bin/lock-inversion" \
         --add "$here:/usr/share/tix/tests" \
         ${debadd[@]+"${debadd[@]}"} ${vmopts[@]+"${vmopts[@]}"} -- \
         "TIX_ONLY='$2' . /usr/share/tix/tests/guest-main.sh"

@@ -245,6 +245,27 @@ impl LotteryMutex {
 /// Index drawn with probability weights[i] / Σ weights (list lottery,
 /// §4.2); the first index when all weights are 0. A draw that f64 rounding
 /// lets run past the end goes to the last positive weight.
+/// The release's lottery over integer funding, as a lock for real threads
+/// keeps it (tix-lock): waiter `i` wins with probability
+/// `funding[i] / Σ funding`, exactly (one uniform integer below the sum);
+/// when every waiter brings 0 the first, earliest one wins, as in
+/// [`LotteryMutex::release`].
+pub fn draw_funded<R: Rng + ?Sized>(funding: &[u64], rng: &mut R) -> usize {
+    let total = funding.iter().fold(0u64, |s, &f| s.saturating_add(f));
+    if total == 0 {
+        return 0;
+    }
+    let mut r = rng.below(total);
+    for (i, &f) in funding.iter().enumerate() {
+        if r < f {
+            return i;
+        }
+        r -= f;
+    }
+    // Only reachable when the sum saturated; the last funded waiter.
+    funding.iter().rposition(|&f| f > 0).unwrap_or(0)
+}
+
 fn draw<R: Rng + ?Sized>(weights: &[f64], rng: &mut R) -> usize {
     let total: f64 = weights.iter().sum();
     if total <= 0.0 {
@@ -278,5 +299,27 @@ mod tests {
             assert_eq!(draw(&[0.0, 3.0, 0.0], &mut g), 1);
         }
         assert_eq!(draw(&[0.0, 0.0], &mut g), 0);
+    }
+
+    #[test]
+    fn draw_funded_follows_the_funding() {
+        let mut g = Xoshiro256::new(7);
+        assert_eq!(draw_funded(&[0, 0, 0], &mut g), 0);
+        assert_eq!(draw_funded(&[], &mut g), 0);
+        for _ in 0..1000 {
+            assert_eq!(draw_funded(&[0, 5, 0], &mut g), 1);
+        }
+        // 200:100:100 over n draws: the first wins Binomial(n, 1/2) times;
+        // sd = sqrt(n/4) = 100 for n = 40000; bound 4 sd.
+        let n = 40_000;
+        let mut wins = [0u64; 3];
+        for _ in 0..n {
+            wins[draw_funded(&[200, 100, 100], &mut g)] += 1;
+        }
+        assert!((wins[0] as f64 - 20_000.0).abs() < 400.0, "{wins:?}");
+        // Each 100 waiter: Binomial(n, 1/4), sd = sqrt(n*3/16) = 86.6.
+        for w in &wins[1..] {
+            assert!((*w as f64 - 10_000.0).abs() < 4.0 * 86.6, "{wins:?}");
+        }
     }
 }

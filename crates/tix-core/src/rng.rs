@@ -163,6 +163,12 @@ impl SplitMix64 {
     pub fn new(seed: u64) -> Self {
         SplitMix64 { state: seed }
     }
+
+    /// The counter: `SplitMix64::new(g.state())` continues where `g` is,
+    /// so a generator can live as one word in shared memory.
+    pub fn state(&self) -> u64 {
+        self.state
+    }
 }
 
 impl Rng for SplitMix64 {
