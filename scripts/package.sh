@@ -3,7 +3,8 @@
 # its aliases (lnice, lrenice, lsetbase, ltix and the Mach commands mkcur
 # … fundx), the systemd unit (tix.service, flags from /etc/default/tix),
 # /etc/tix/tix.toml as a conffile, man pages and shell completions
-# generated from the clap definitions. Then checks it: the package's
+# generated from the clap definitions, and tix-lock's C library
+# (/usr/include/tix_lock.h, libtix_lock.a and .so). Then checks it: the package's
 # fields and files, and the unit with systemd-analyze verify against the
 # package's own tree.
 #
@@ -21,9 +22,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 target=${CARGO_TARGET_DIR:-$repo/target}
-[ "$build" = 0 ] || cargo build --release --locked -p scx_tix -p tix >&2
-for b in scx_tix tix; do
-    [ -x "$target/release/$b" ] || { echo "package: $target/release/$b missing (build first)" >&2; exit 1; }
+[ "$build" = 0 ] || cargo build --release --locked -p scx_tix -p tix -p tix-lock >&2
+for b in scx_tix tix libtix_lock.a libtix_lock.so; do
+    [ -f "$target/release/$b" ] || { echo "package: $target/release/$b missing (build first)" >&2; exit 1; }
 done
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 [ -n "$version" ] || { echo "package: no version in Cargo.toml" >&2; exit 1; }
@@ -46,6 +47,11 @@ gzip -9n "$root"/usr/share/man/man1/*.1
 "$target/release/tix" completions zsh >"$root/usr/share/zsh/vendor-completions/_tix"
 "$target/release/tix" completions fish >"$root/usr/share/fish/vendor_completions.d/tix.fish"
 install -m 0644 README.md "$root/usr/share/doc/tix/README.md"
+libdir=$root/usr/lib/x86_64-linux-gnu
+install -d "$root/usr/include" "$libdir"
+install -m 0644 crates/tix-lock/include/tix_lock.h "$root/usr/include/"
+install -m 0644 "$target/release/libtix_lock.a" "$target/release/libtix_lock.so" "$libdir/"
+strip --strip-debug "$libdir/libtix_lock.a" "$libdir/libtix_lock.so"
 sed "s/@VERSION@/$version/" packaging/control >"$root/DEBIAN/control"
 echo "Installed-Size: $(du -sk "$root" | cut -f1)" >>"$root/DEBIAN/control"
 install -m 0644 packaging/conffiles "$root/DEBIAN/conffiles"
@@ -62,7 +68,8 @@ Architecture: amd64" ] || { echo "package: unexpected fields: $info" >&2; exit 1
 files=$(dpkg-deb --contents "$deb" | awk '{ print $6 }')
 for f in ./usr/bin/scx_tix ./usr/bin/tix ./usr/bin/lnice ./usr/bin/ltix ./usr/bin/mkcur ./usr/bin/fundx ./lib/systemd/system/tix.service \
     ./etc/default/tix ./etc/tix/tix.toml ./usr/share/man/man1/tix.1.gz ./usr/share/man/man1/tix-status.1.gz \
-    ./usr/share/bash-completion/completions/tix; do
+    ./usr/share/bash-completion/completions/tix ./usr/include/tix_lock.h \
+    ./usr/lib/x86_64-linux-gnu/libtix_lock.a ./usr/lib/x86_64-linux-gnu/libtix_lock.so; do
     echo "$files" | grep -qx -- "$f" || { echo "package: $f missing from $deb" >&2; exit 1; }
 done
 [ "$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)" = "/etc/default/tix
@@ -70,6 +77,11 @@ done
 check=$(mktemp -d)
 trap 'rm -rf "$stage" "$check"' EXIT
 dpkg-deb -x "$deb" "$check"
+# The installed header and shared library build and run a C program.
+lib=$check/usr/lib/x86_64-linux-gnu
+cc -O2 -std=c11 -D_GNU_SOURCE -I "$check/usr/include" crates/tix-lock/examples/fig11.c -L "$lib" -ltix_lock -lm \
+    -o "$check/fig11" && LD_LIBRARY_PATH=$lib "$check/fig11" 0.3 1 1 | grep -q '^misuse refused' ||
+    { echo "package: fig11 does not build or run against the packaged tix_lock.h and libtix_lock.so" >&2; exit 1; }
 if command -v systemd-analyze >/dev/null; then
     # Verified inside the package's own tree (its ExecStart exists there),
     # with the host's targets and slices beside it for the default
