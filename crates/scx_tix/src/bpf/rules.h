@@ -412,7 +412,10 @@ static inline u32 tix_slice_uid(const char *name)
 	if (name[0] != 'u' || name[1] != 's' || name[2] != 'e' || name[3] != 'r' ||
 	    name[4] != '-')
 		return 0;
+#ifdef __clang__
+	/* The host's gcc builds of this file (rules_host.c) need no unrolling. */
 #pragma unroll
+#endif
 	for (i = 0; i < 10; i++) {
 		d = (u64)(unsigned char)name[5 + i] - '0';
 		/* 0 <= d < 10 (a char below '0' wraps d past 2^63), and no
