@@ -284,10 +284,9 @@ impl Control {
 }
 
 /// Counters as the main loop samples them, published for `status`.
-pub fn publish(shared: &Arc<Mutex<Shared>>, c: &Counters, rate: f64, policy: Policy, comp: bool) {
+pub fn publish(shared: &Arc<Mutex<Shared>>, c: &Counters, rate: f64, policy: Policy) {
     let mut sh = shared.lock().unwrap();
     sh.status.policy = policy;
-    sh.status.compensation = comp;
     sh.status.decisions = c.decisions;
     sh.status.prev_kept = c.prev_kept;
     sh.status.starve_serves = c.starve_serves;

@@ -14,7 +14,7 @@ mod stats;
 
 use anyhow::{Context, Result};
 use bpf_skel::*;
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use libbpf_rs::{MapHandle, OpenObject};
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 use std::mem::MaybeUninit;
@@ -48,8 +48,14 @@ struct Opts {
     /// setting is refused. Raise it where kernel.pid_max allows more.
     #[arg(long, default_value_t = bpf_intf::tix_consts_TIX_MAX_TASKS, value_parser = clap::value_parser!(u32).range(64..=4_194_304))]
     max_tasks: u32,
-    /// Turn compensation tickets off (seed 001 §3.4).
-    #[arg(long)]
+    /// The lottery's compensation tickets for a task that used part of its
+    /// slice: waldspurger (v/f, seed 001 §3.4), zepp (his 6-tick rule with
+    /// 59·v for less than a tick, seed 000 §4.2), zepp-io (zepp plus his
+    /// "I/O enhanced" 5^(c+1) bonus, §4.3) or off. Stride ignores it.
+    #[arg(long, value_enum, default_value_t = CompensationRule::Waldspurger)]
+    compensation: CompensationRule,
+    /// The same as --compensation off.
+    #[arg(long, conflicts_with = "compensation")]
     no_compensation: bool,
     /// How many of its own slices a waking task may lag the others: a
     /// task below its share that sleeps between short runs is served
@@ -123,6 +129,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// The lottery's compensation rule (TIX_COMP_* in intf.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CompensationRule {
+    Waldspurger,
+    Zepp,
+    ZeppIo,
+    Off,
+}
+
+impl CompensationRule {
+    fn code(self) -> u32 {
+        match self {
+            CompensationRule::Off => bpf_intf::tix_consts_TIX_COMP_OFF,
+            CompensationRule::Waldspurger => bpf_intf::tix_consts_TIX_COMP_WALDSPURGER,
+            CompensationRule::Zepp => bpf_intf::tix_consts_TIX_COMP_ZEPP,
+            CompensationRule::ZeppIo => bpf_intf::tix_consts_TIX_COMP_ZEPP_IO,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            CompensationRule::Off => "off",
+            CompensationRule::Waldspurger => "waldspurger",
+            CompensationRule::Zepp => "zepp",
+            CompensationRule::ZeppIo => "zepp-io",
+        }
+    }
+}
+
 fn policy_code(p: Policy) -> u32 {
     match p {
         Policy::Lottery => bpf_intf::tix_consts_TIX_POLICY_LOTTERY,
@@ -143,6 +178,11 @@ fn run(opts: Opts) -> Result<ExitCode> {
     if opts.exit_dump_len > 0 {
         skel.struct_ops.tix_ops_mut().exit_dump_len = opts.exit_dump_len;
     }
+    let rule = if opts.no_compensation {
+        CompensationRule::Off
+    } else {
+        opts.compensation
+    };
     let nr_cpus = libbpf_rs::num_possible_cpus()? as u32;
     if nr_cpus > bpf_intf::tix_consts_TIX_MAX_CPUS {
         anyhow::bail!(
@@ -157,7 +197,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
         rodata.nr_cpus = nr_cpus;
     }
     {
-        skel.maps.data_data.as_mut().unwrap().compensate = u32::from(!opts.no_compensation);
+        skel.maps.data_data.as_mut().unwrap().compensate = rule.code();
     }
     skel.maps.proc_state.set_max_entries(opts.max_tasks)?;
     skel.maps.proc_tickets.set_max_entries(opts.max_tasks)?;
@@ -210,7 +250,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
         status: Status {
             attached: false,
             policy,
-            compensation: !opts.no_compensation,
+            compensation: rule != CompensationRule::Off,
+            compensation_rule: rule.name().into(),
             slice_us: opts.slice_us,
             decisions_per_sec: 0.0,
             decisions: 0,
@@ -246,7 +287,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
         "scx_tix: attached ({}, slice {} us, compensation {}, wake lag {} slices)",
         policy.name(),
         opts.slice_us,
-        if opts.no_compensation { "off" } else { "on" },
+        rule.name(),
         opts.wake_lag
     );
 
@@ -281,7 +322,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
             let now = stats::monotonic_ns();
             let c = read_counters(&skel);
             let r = stats::rate(last.decisions, c.decisions, now - last_t);
-            control::publish(&shared, &c, r, policy, !opts.no_compensation);
+            control::publish(&shared, &c, r, policy);
             if let Some(secs) = opts.stats {
                 let now_s = now as f64 / 1e9;
                 if now_s - last_stats >= secs {

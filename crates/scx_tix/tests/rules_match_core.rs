@@ -5,11 +5,14 @@
 //! domain and over the ranges the kernel actually meets, plus edges.
 
 use proptest::prelude::*;
+use tix_core::compensation::{self, Compensation};
 use tix_core::{cgroup, race, stride, vtime, zepp};
 
 extern "C" {
     fn tix_c_neg_ln_q16(u: u32) -> u64;
     fn tix_c_race_delta(e: u64, v: u64, used: u64, slice: u64, comp: i32) -> u64;
+    fn tix_c_race_cost(e: u64, v: u64, used: u64, slice: u64, mode: i32) -> u64;
+    fn tix_c_zepp_comp(v: u64, used: u64, slice: u64, io: i32) -> u64;
     fn tix_c_task_value(base: u64, tickets: u64, urt: u64, prt: u64) -> u64;
     fn tix_c_pass_delta(used: u64, value: u64) -> u64;
     fn tix_c_wake_pass(pass: u64, vt: u64) -> u64;
@@ -100,6 +103,75 @@ fn neg_ln_edges_and_sweep() {
     for _ in 0..200_000 {
         let u = m.next() as u32;
         assert_eq!(c_neg_ln(u), race::neg_ln_q16(u), "u={u}");
+    }
+}
+
+/// The kernel's compensation rules (TIX_COMP_* in intf.h) and the core's.
+const RULES: [(i32, Compensation); 4] = [
+    (0, Compensation::None),
+    (1, Compensation::Waldspurger),
+    (
+        2,
+        Compensation::Zepp {
+            slice_ticks: compensation::ZEPP_SLICE_TICKS,
+            io_enhanced: false,
+        },
+    ),
+    (
+        3,
+        Compensation::Zepp {
+            slice_ticks: compensation::ZEPP_SLICE_TICKS,
+            io_enhanced: true,
+        },
+    ),
+];
+
+/// Zepp's compensation and each rule's key increment, on values the kernel
+/// produces (1..=VALUE_MAX) and slices of any length.
+#[test]
+fn race_cost_sweep() {
+    let mut m = Mix(5);
+    for _ in 0..200_000 {
+        let e = m.next() % 1_500_000;
+        let v = 1 + m.spread() % cgroup::VALUE_MAX;
+        let slice = if m.next().is_multiple_of(2) {
+            3_500_000
+        } else {
+            m.spread()
+        };
+        let used = if m.next().is_multiple_of(2) {
+            m.next() % slice.max(1).saturating_mul(2)
+        } else {
+            m.spread()
+        };
+        for io in [false, true] {
+            let c = compensation::ticks_left(used, slice, compensation::ZEPP_SLICE_TICKS);
+            // SAFETY: pure C function of integers.
+            let got = unsafe { tix_c_zepp_comp(v, used, slice, io as i32) };
+            assert_eq!(
+                got,
+                compensation::zepp(v, c, compensation::ZEPP_SLICE_TICKS, io),
+                "v={v} used={used} slice={slice} io={io}"
+            );
+        }
+        for (mode, rule) in RULES {
+            // SAFETY: pure C function of integers.
+            let got = unsafe { tix_c_race_cost(e, v, used, slice, mode) };
+            assert_eq!(
+                got,
+                race::race_cost(e, v, used, slice, rule),
+                "e={e} v={v} used={used} slice={slice} mode={mode}"
+            );
+        }
+    }
+    // Zepp's table (000 §4.2, v = 50): 1 of 6 ticks used gives 250; none, 59v.
+    let tick = 3_500_000 / 6;
+    // SAFETY: pure C function of integers.
+    unsafe {
+        assert_eq!(tix_c_zepp_comp(50, tick, 3_500_000, 0), 250);
+        assert_eq!(tix_c_zepp_comp(50, 0, 3_500_000, 0), 59 * 50);
+        assert_eq!(tix_c_zepp_comp(50, 0, 3_500_000, 1), 59 * 50 + 78_125);
+        assert_eq!(tix_c_zepp_comp(50, 3_500_000, 3_500_000, 1), 5);
     }
 }
 

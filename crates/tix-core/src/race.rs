@@ -20,6 +20,8 @@
 //! division by `value` floors in Q(16+RACE_SHIFT). Both are far below the
 //! sampling noise of any feasible run.
 
+use crate::compensation::{self, Compensation};
+
 /// Fixed-point scale added on top of Q16 before dividing by a value, so that
 /// values up to 2^32 still leave ≥ 4 significant bits in a mean delta.
 pub const RACE_SHIFT: u32 = 20;
@@ -80,6 +82,34 @@ pub fn race_delta(e_q16: u64, value: u64, used_ns: u64, slice_ns: u64, compensat
         delta = (delta * f_q10) >> 10;
     }
     delta.min(u64::MAX as u128) as u64
+}
+
+/// A winner's key increment under a compensation rule (the kernel
+/// scheduler's `tix_race_cost`): none and Waldspurger's are [`race_delta`]
+/// without and with `compensate`; under Zepp's (000 §4.2-4.3) the client
+/// competes with its value plus his compensation tickets for the ticks it
+/// left ([`compensation::zepp`] after [`compensation::ticks_left`]), and an
+/// overrun, with no tick left, is charged for its length as Waldspurger's
+/// rule charges it.
+pub fn race_cost(e_q16: u64, value: u64, used_ns: u64, slice_ns: u64, rule: Compensation) -> u64 {
+    match rule {
+        Compensation::None => race_delta(e_q16, value, used_ns, slice_ns, false),
+        Compensation::Waldspurger => race_delta(e_q16, value, used_ns, slice_ns, true),
+        Compensation::Zepp {
+            slice_ticks,
+            io_enhanced,
+        } => {
+            let c = compensation::ticks_left(used_ns, slice_ns, slice_ticks);
+            let comp = compensation::zepp(value, c, slice_ticks, io_enhanced);
+            race_delta(
+                e_q16,
+                value.saturating_add(comp),
+                used_ns,
+                slice_ns,
+                used_ns > slice_ns,
+            )
+        }
+    }
 }
 
 #[cfg(test)]

@@ -165,6 +165,9 @@ pub struct Status {
     pub attached: bool,
     pub policy: Policy,
     pub compensation: bool,
+    /// waldspurger, zepp, zepp-io or off (`scx_tix --compensation`).
+    #[serde(default)]
+    pub compensation_rule: String,
     pub slice_us: u64,
     /// Scheduling decisions (lottery or stride picks) per second, averaged
     /// over the daemon's last sampling interval.
@@ -658,6 +661,7 @@ mod tests {
             attached: true,
             policy: Policy::Stride,
             compensation: false,
+            compensation_rule: "off".into(),
             slice_us: 3500,
             decisions_per_sec: 812.5,
             decisions: 40_000,

@@ -79,7 +79,15 @@ pub fn status(a: StatusArgs) -> Result<u8> {
             println!("policy: {}", s.policy.name());
             println!(
                 "compensation: {}",
-                if s.compensation { "on" } else { "off" }
+                if s.compensation_rule.is_empty() {
+                    if s.compensation {
+                        "on"
+                    } else {
+                        "off"
+                    }
+                } else {
+                    s.compensation_rule.as_str()
+                }
             );
             println!("slice_us: {}", s.slice_us);
             println!("decisions_per_sec: {:.0}", s.decisions_per_sec);

@@ -18,6 +18,11 @@ enum tix_consts {
 	TIX_DEFAULT_TICKETS = 100,
 	TIX_POLICY_LOTTERY = 0,
 	TIX_POLICY_STRIDE = 1,
+	/* Compensation rules of the lottery (scx_tix --compensation). */
+	TIX_COMP_OFF = 0,
+	TIX_COMP_WALDSPURGER = 1,
+	TIX_COMP_ZEPP = 2,
+	TIX_COMP_ZEPP_IO = 3,
 	TIX_MAX_TASKS = 65536,
 	TIX_MAX_USERS = 4096,
 	/* cgroups with the cpu controller, and (cgroup, user) groups. */

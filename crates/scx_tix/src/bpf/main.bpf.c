@@ -157,7 +157,7 @@ const volatile u64 wake_slices = TIX_WAKE_SLICES;
 
 /* Written by the daemon while attached. */
 volatile u32 policy = TIX_POLICY_LOTTERY;
-volatile u32 compensate = 1;
+volatile u32 compensate = TIX_COMP_WALDSPURGER;
 
 u64 nr_decisions;
 u64 nr_prev_kept;
@@ -264,6 +264,11 @@ __noinline u64 tix_bpf_race_delta(u64 e_q16, u64 value, u64 used_ns, u64 slice,
 	return tix_race_delta(e_q16, value, used_ns, slice, comp);
 }
 
+__noinline u64 tix_bpf_race_cost(u64 e_q16, u64 value, u64 used_ns, u64 slice, u32 mode)
+{
+	return tix_race_cost(e_q16, value, used_ns, slice, mode);
+}
+
 __noinline u64 tix_bpf_neg_ln_q16(u32 u)
 {
 	return tix_neg_ln_q16(u);
@@ -341,7 +346,7 @@ static u64 one_run(u64 value, u64 len)
 		len = slice_ns;
 	if (policy == TIX_POLICY_STRIDE)
 		return tix_bpf_pass_delta(len, value);
-	return tix_bpf_race_delta(1ULL << 16, value, len, slice_ns, compensate);
+	return tix_bpf_race_cost(1ULL << 16, value, len, slice_ns, compensate);
 }
 
 /* The cost of running used ns at value with the run's E. */
@@ -352,7 +357,7 @@ static u64 run_cost(u64 e, u64 value, u64 used)
 	if (!compensate)
 		/* Charged whole at the win (start_run): every run costs a slice. */
 		return 0;
-	return tix_bpf_race_delta(e, value, used, slice_ns, 1);
+	return tix_bpf_race_cost(e, value, used, slice_ns, compensate);
 }
 
 static u64 vtime_now(u32 dom)

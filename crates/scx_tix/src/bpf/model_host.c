@@ -110,7 +110,7 @@ static u64 one_run(int i, u64 len)
 		len = M.slice_ns;
 	if (M.stride)
 		return tix_pass_delta(len, M.value[i]);
-	return tix_race_delta(1ULL << 16, M.value[i], len, M.slice_ns, M.compensate);
+	return tix_race_cost(1ULL << 16, M.value[i], len, M.slice_ns, M.compensate);
 }
 
 /* main.bpf.c's lead_cap_now: the runnable value, and the CPUs running a
@@ -237,7 +237,7 @@ static void charge(int cpu, u64 used)
 	else if (!M.compensate)
 		c = 0;
 	else
-		c = tix_race_delta(M.e[i], M.value[i], used, M.slice_ns, 1);
+		c = tix_race_cost(M.e[i], M.value[i], used, M.slice_ns, M.compensate);
 	M.pending[i] = tix_sat_add(M.pending[i], c);
 }
 

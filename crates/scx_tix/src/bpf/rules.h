@@ -16,6 +16,7 @@
 typedef uint64_t u64;
 typedef uint32_t u32;
 #endif
+#include "intf.h"
 
 #define TIX_RACE_SHIFT 20
 #define TIX_LN2_Q16 45426ULL
@@ -153,6 +154,59 @@ static inline u64 tix_race_delta(u64 e_q16, u64 value, u64 used_ns,
 		d.hi = t.hi >> 10;
 	}
 	return tix_sat64(d);
+}
+
+/* Zepp's slice in ticks (LOTTERY_SLICE; tix_core::compensation::ZEPP_SLICE_TICKS). */
+#define TIX_ZEPP_TICKS 6
+
+/*
+ * Zepp's compensation tickets for a task worth value that ran used_ns of a
+ * slice_ns slice measured in TIX_ZEPP_TICKS ticks (seed 000 §4.2-4.3,
+ * tix_core::compensation::zepp after ticks_left): c ticks left gives
+ * v*T/(T-c) - v, 59v for c = T, 0 for c = 0; io adds 5^(c+1) for every c.
+ * value <= 2^40 (TIX_VALUE_MAX) keeps every product in 64 bits.
+ */
+static inline u64 tix_zepp_comp(u64 value, u64 used_ns, u64 slice_ns, int io)
+{
+	u64 tick = slice_ns / TIX_ZEPP_TICKS, used, c, comp, bonus = 5;
+	int i;
+
+	if (tick < 1)
+		tick = 1;
+	used = used_ns / tick;
+	if (used > TIX_ZEPP_TICKS)
+		used = TIX_ZEPP_TICKS;
+	c = TIX_ZEPP_TICKS - used;
+	if (c == 0)
+		comp = 0;
+	else if (c == TIX_ZEPP_TICKS)
+		comp = 59 * value;
+	else
+		comp = value * TIX_ZEPP_TICKS / (TIX_ZEPP_TICKS - c) - value;
+	if (io) {
+		for (i = 0; i < TIX_ZEPP_TICKS; i++)
+			if ((u64)i < c)
+				bonus *= 5;
+		comp += bonus;
+	}
+	return comp;
+}
+
+/*
+ * A lottery winner's key increment under compensation rule mode
+ * (TIX_COMP_*; tix_core::race::race_cost): none and Waldspurger's through
+ * tix_race_delta; Zepp's as value plus his compensation tickets, an
+ * overrun (no tick left) charged for its length as Waldspurger's is.
+ */
+static inline u64 tix_race_cost(u64 e_q16, u64 value, u64 used_ns, u64 slice_ns,
+				int mode)
+{
+	if (mode == TIX_COMP_ZEPP || mode == TIX_COMP_ZEPP_IO)
+		return tix_race_delta(e_q16,
+				      value + tix_zepp_comp(value, used_ns, slice_ns,
+							    mode == TIX_COMP_ZEPP_IO),
+				      used_ns, slice_ns, used_ns > slice_ns);
+	return tix_race_delta(e_q16, value, used_ns, slice_ns, mode != TIX_COMP_OFF);
 }
 
 /*

@@ -12,6 +12,13 @@ u64 tix_c_race_delta(u64 e, u64 v, u64 used, u64 slice, int comp)
 	return tix_race_delta(e, v, used, slice, comp);
 }
 
+u64 tix_c_race_cost(u64 e, u64 v, u64 used, u64 slice, int mode)
+{
+	return tix_race_cost(e, v, used, slice, mode);
+}
+
+u64 tix_c_zepp_comp(u64 v, u64 used, u64 slice, int io) { return tix_zepp_comp(v, used, slice, io); }
+
 u64 tix_c_task_value(u64 base, u64 tickets, u64 urt, u64 prt)
 {
 	return tix_task_value(base, tickets, urt, prt);
