@@ -33,7 +33,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/tix_${version}_amd64
 install -d "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/default" "$root/etc/tix" \
-    "$root/usr/share/man/man1" "$root/usr/share/bash-completion/completions" \
+    "$root/usr/share/man/man1" "$root/usr/share/man/man8" "$root/usr/share/bash-completion/completions" \
     "$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d" "$root/usr/share/doc/tix"
 install -m 0755 -s "$target/release/scx_tix" "$target/release/tix" "$root/usr/bin/"
 for a in lnice lrenice lsetbase ltix mkcur rmcur fund unfund mktkt rmtkt lscur lstkt fundx; do ln -s tix "$root/usr/bin/$a"; done
@@ -42,7 +42,8 @@ install -m 0644 packaging/default-tix "$root/etc/default/tix"
 install -m 0644 packaging/tix.toml "$root/etc/tix/tix.toml"
 "$target/release/tix" man --out "$root/usr/share/man/man1"
 "$target/release/scx_tix" --help >/dev/null
-gzip -9n "$root"/usr/share/man/man1/*.1
+"$target/release/scx_tix" --man >"$root/usr/share/man/man8/scx_tix.8"
+gzip -9n "$root"/usr/share/man/man1/*.1 "$root/usr/share/man/man8/scx_tix.8"
 "$target/release/tix" completions bash >"$root/usr/share/bash-completion/completions/tix"
 "$target/release/tix" completions zsh >"$root/usr/share/zsh/vendor-completions/_tix"
 "$target/release/tix" completions fish >"$root/usr/share/fish/vendor_completions.d/tix.fish"
@@ -67,7 +68,7 @@ Version: $version
 Architecture: amd64" ] || { echo "package: unexpected fields: $info" >&2; exit 1; }
 files=$(dpkg-deb --contents "$deb" | awk '{ print $6 }')
 for f in ./usr/bin/scx_tix ./usr/bin/tix ./usr/bin/lnice ./usr/bin/ltix ./usr/bin/mkcur ./usr/bin/fundx ./lib/systemd/system/tix.service \
-    ./etc/default/tix ./etc/tix/tix.toml ./usr/share/man/man1/tix.1.gz ./usr/share/man/man1/tix-status.1.gz \
+    ./etc/default/tix ./etc/tix/tix.toml ./usr/share/man/man1/tix.1.gz ./usr/share/man/man1/tix-status.1.gz ./usr/share/man/man8/scx_tix.8.gz \
     ./usr/share/bash-completion/completions/tix ./usr/include/tix_lock.h \
     ./usr/lib/x86_64-linux-gnu/libtix_lock.a ./usr/lib/x86_64-linux-gnu/libtix_lock.so; do
     echo "$files" | grep -qx -- "$f" || { echo "package: $f missing from $deb" >&2; exit 1; }

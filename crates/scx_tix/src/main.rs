@@ -57,6 +57,10 @@ struct Opts {
     /// The same as --compensation off.
     #[arg(long, conflicts_with = "compensation")]
     no_compensation: bool,
+    /// Print this program's man page (roff, from these definitions) and
+    /// exit; the Debian package installs it as scx_tix(8).
+    #[arg(long, hide = true)]
+    man: bool,
     /// How many of its own slices a waking task may lag the others: a
     /// task below its share that sleeps between short runs is served
     /// first by that much. 0 is the seeds' rule (sleeping earns nothing).
@@ -116,6 +120,19 @@ fn monitor(socket: &std::path::Path, secs: f64) -> Result<ExitCode> {
 
 fn main() -> ExitCode {
     let opts = Opts::parse();
+    if opts.man {
+        use clap::CommandFactory;
+        return match clap_mangen::Man::new(Opts::command())
+            .section("8")
+            .render(&mut std::io::stdout())
+        {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("scx_tix: writing the man page: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let result = match opts.monitor {
         Some(secs) => monitor(&opts.socket, secs),
         None => run(opts),
