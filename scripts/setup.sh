@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 # systemd's systemd-analyze verifies the package's unit (scripts/package.sh).
 PKGS=(clang-19 llvm-19 libelf-dev zlib1g-dev pkg-config make gcc libc6-dev
       qemu-system-x86 busybox-static cpio linux-perf stress-ng rt-tests
-      bpftool systemd fonts-dejavu-core)
+      bpftool tmux systemd fonts-dejavu-core)
 
 missing=()
 for p in "${PKGS[@]}"; do

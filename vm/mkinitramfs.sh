@@ -43,9 +43,9 @@ file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
 
 # Host tools the guest tests and benchmarks use, found on PATH.
 tools=()
-for t in stress-ng perf cyclictest hackbench bpftool; do
+for t in stress-ng perf cyclictest hackbench bpftool tmux; do
     p=$(PATH=$PATH:/usr/sbin:/sbin command -v "$t" || true)
-    [ -n "$p" ] || vm_die "'$t' not found on the host (apt-get install stress-ng linux-perf rt-tests bpftool)"
+    [ -n "$p" ] || vm_die "'$t' not found on the host (apt-get install stress-ng linux-perf rt-tests bpftool tmux)"
     tools+=("$(readlink -f "$p")")
 done
 
@@ -115,6 +115,8 @@ for t in "${tools[@]}"; do
     cp "$t" "$root/usr/bin/$(basename "$t")"
     copy_libs "$t"
 done
+# Terminal descriptions for tmux (tix top's screen test).
+[ -d /lib/terminfo ] && mkdir -p "$root/lib" && cp -a /lib/terminfo "$root/lib/"
 
 for i in ${add_host[@]+"${!add_host[@]}"}; do
     h=${add_host[$i]}

@@ -22,5 +22,30 @@ t=$(lottery_tol 0.3333 10); near "$sa" 0.3333 "$t"; check "bob's base doubled: a
 tix top --once --active >/tmp/top.out 2>&1; r=$?
 sed -n '1,14p' /tmp/top.out | sed 's/^/#   /'
 [ $r = 0 ] && grep -q "$AL" /tmp/top.out; check "tix top --once lists the hogs" $?
+tix top --once --json --sort error --interval 0.3 >/tmp/top.json 2>&1
+grep -q "\"pid\":$AL," /tmp/top.json && grep -q '"expected":' /tmp/top.json
+check "tix top --once --json gives a row per task" $?
+
+# The live view in a terminal (tmux, 120x40): header, table, the selected
+# task's quantum-use histogram; s changes the order, q leaves.
+export TERM=xterm
+tmux new-session -d -s top -x 120 -y 40 "tix top --interval 0.5 --sort error --active"
+sleep 3
+tmux capture-pane -p -t top >/tmp/top.screen 2>&1
+sed -n '1,12p;30,40p' /tmp/top.screen | sed 's/^/#   | /'
+grep -q "policy lottery" /tmp/top.screen && grep -q "expected vs measured" /tmp/top.screen &&
+    grep -q " $AL " /tmp/top.screen && grep -q "quantum use of" /tmp/top.screen &&
+    grep -q "100%" /tmp/top.screen
+check "tix top renders live: status, the table with the hogs, a quantum-use histogram" $?
+tmux send-keys -t top s
+sleep 1.5
+tmux capture-pane -p -t top | grep -q "sort: measured"
+check "tix top: s changes the order (share error -> measured)" $?
+tmux send-keys -t top q
+sleep 1
+! tmux has-session -t top 2>/dev/null
+check "tix top: q leaves" $?
+tmux kill-server 2>/dev/null
+export TERM=dumb
 stop "$AL" $BOBS
 tix_stop

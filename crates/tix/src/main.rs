@@ -13,6 +13,7 @@ mod ctl;
 mod mach;
 mod schedule;
 mod sim;
+mod top;
 mod transfer;
 
 #[derive(Parser)]
@@ -35,7 +36,7 @@ enum Cmd {
     /// Is the scx_tix kernel scheduler attached? Policy, decisions/s (exit 0 only when attached).
     Status(ctl::StatusArgs),
     /// Per-task value, expected and measured share, lottery wins under scx_tix.
-    Top(ctl::TopArgs),
+    Top(top::TopArgs),
     /// Switch the attached scheduler's policy: lottery or stride.
     Policy(ctl::PolicyArgs),
     #[command(flatten)]
@@ -108,7 +109,7 @@ fn main() -> ExitCode {
         Cmd::Schedule(a) => schedule::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Status(a) => ctl::status(a),
-        Cmd::Top(a) => ctl::top(a),
+        Cmd::Top(a) => top::top(a),
         Cmd::Policy(a) => ctl::policy(a),
         Cmd::Mach(c) => mach::run(c),
         Cmd::Transfer(c) => transfer::run(c),
