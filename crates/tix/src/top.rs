@@ -363,8 +363,13 @@ fn draw(f: &mut ratatui::Frame, v: &mut View) {
         .header(header)
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
         .block(Block::bordered().title(" tix top: expected vs measured share of the machine "));
-    if v.table.selected().is_some_and(|i| i >= v.rows.len()) {
-        v.table.select(v.rows.len().checked_sub(1));
+    // Keep a row selected while there are rows (the first sample arrives
+    // after the first frame).
+    match v.table.selected() {
+        _ if v.rows.is_empty() => {}
+        None => v.table.select(Some(0)),
+        Some(i) if i >= v.rows.len() => v.table.select(Some(v.rows.len() - 1)),
+        Some(_) => {}
     }
     f.render_stateful_widget(table, body, &mut v.table);
 
