@@ -8,8 +8,19 @@
 states() { tix status | awk '/^process states:/ { print $3 }'; }
 lost_states() { tix status | awk '/^tables full:/ { gsub(",", ""); print $5 }'; }
 
-tix_start
+# 1,000 of root's currencies (tix mkcur/fund), restored from the state file
+# as a restart would: chains of 8 (c1 <- c2 <- ... <- c8, c9 <- ...), each
+# funded with 100 from the one above, the chains' heads from root's own.
+mkdir -p /var/lib/tix
+awk 'BEGIN { printf "{\"currencies\":["
+    for (i = 1; i <= 1000; i++)
+        printf "%s{\"id\":%d,\"name\":\"c%d\",\"owner\":0,\"parent\":%d,\"amount\":100}", (i > 1 ? "," : ""), i, i, ((i - 1) % 8 ? i - 1 : 0)
+    printf "]}\n" }' >/var/lib/tix/state.json
+TIX_KEEP_STATE=1 tix_start
 check "scale: attached" $?
+ncur=$(tix lscur --json | grep -o '"name"' | wc -l)
+diag "currencies restored: $ncur"
+[ "$ncur" = 1000 ]; check "1,000 currencies restored from the state file" $?
 seq0=$(cat /sys/kernel/sched_ext/enable_seq 2>/dev/null)
 sleep 2
 s0=$(states)
@@ -35,6 +46,41 @@ diag "tasks alive: $n; $(tix status | grep '^decisions:')"
 s1=$(states)
 diag "process states with the sleepers: $s1"
 [ "$s1" -ge $((s0 + 100)) ]; check "each sleeper process holds a state entry ($s0 -> $s1)" $?
+
+# Currencies at this scale: the 100 sleeper processes hold tickets in
+# c17..c116; two hogs hold theirs in c1 and c9 (heads of chains no sleeper
+# uses), so under stride their CPU ratio is c1's funding to c9's, 1:1, and
+# 1:3 once c9 is funded with 300 (the change must reach the next draws:
+# the 3 s after it are measured). Bounds: 10% of the ratio (stride's 2%
+# per share, widened for 10^4 waking threads beside). Then the time per
+# change as a client sees it (socket, rules, scheduler table, state file)
+# for fund against lrenice, 20 of each, in this boot.
+tix policy stride >/dev/null
+i=17
+for p in $(grep -l "^PPid:[[:space:]]*$SL\$" /proc/[0-9]*/status 2>/dev/null | cut -d/ -f3); do
+    tix mktkt "$p" 50.c$i >/dev/null || diag "mktkt $p 50.c$i refused"
+    i=$((i + 1))
+done
+held=$(tix lstkt | awk '$3 ~ /^c[0-9]+$/' | wc -l)
+diag "sleeper processes holding tickets in a currency: $held"
+H1=$(hog 1); H2=$(hog 1)
+tix mktkt "$H1" 100.c1 >/dev/null && tix mktkt "$H2" 100.c9 >/dev/null
+sleep 0.5
+r1=$(ratio_of "$(measure_snap 3 "$H1" "$H2")")
+tix fund c9 300 >/dev/null
+r2=$(ratio_of "$(measure_snap 3 "$H1" "$H2")")
+diag "hogs in c1 and c9 beside 10^4 threads: ratio $r1 (1), after tix fund c9 300 $r2 (.3333)"
+near "$r1" 1 0.1 && near "$r2" 0.3333 0.0333
+check "with 1,000 currencies and 10^4 tasks, a fund reaches the shares in the next draws" $?
+t0=$(now_ms)
+for k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do tix fund c9 $((300 + k)) >/dev/null; done
+tf=$(($(now_ms) - t0))
+t0=$(now_ms)
+for k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do lrenice "$H1" $((100 + k)) >/dev/null; done
+tr=$(($(now_ms) - t0))
+diag "time per change seen by a client: fund $((tf / 20)) ms, lrenice $((tr / 20)) ms (20 each; ratio $(awk -v a="$tf" -v b="$tr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'))"
+stop "$H1" "$H2"
+tix policy lottery >/dev/null
 wait "$SL"
 r=$?
 diag "$(tail -1 /tmp/sleepers.out); woke: $(awk '/woke/ { s += $4 } END { print s }' /tmp/sleepers.out) times"
