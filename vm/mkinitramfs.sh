@@ -115,8 +115,10 @@ for t in "${tools[@]}"; do
     cp "$t" "$root/usr/bin/$(basename "$t")"
     copy_libs "$t"
 done
-# Terminal descriptions for tmux (tix top's screen test).
+# Terminal descriptions and the C.UTF-8 locale for tmux (tix top's screen
+# test: tmux refuses to start without a UTF-8 locale).
 [ -d /lib/terminfo ] && mkdir -p "$root/lib" && cp -a /lib/terminfo "$root/lib/"
+[ -d /usr/lib/locale/C.utf8 ] && mkdir -p "$root/usr/lib/locale" && cp -a /usr/lib/locale/C.utf8 "$root/usr/lib/locale/"
 
 for i in ${add_host[@]+"${!add_host[@]}"}; do
     h=${add_host[$i]}
