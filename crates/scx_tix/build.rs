@@ -29,4 +29,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/bpf/rules_host_bounded.c");
     println!("cargo:rerun-if-changed=src/bpf/rules.h");
     println!("cargo:rerun-if-changed=src/bpf/rights.bpf.h");
+    println!("cargo:rerun-if-changed=src/bpf/vtime.bpf.h");
+    println!("cargo:rerun-if-changed=src/bpf/preempt.bpf.h");
+    println!("cargo:rerun-if-changed=src/bpf/cgroups.bpf.h");
 }

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * vtime.bpf.h - keys and frames (tix_core::vtime, tix_core::race): what a
+ * run costs under the policy and compensation rule, each frame's virtual
+ * time and the CPUs serving it, and a task's next key with its lag and lead
+ * bounds. Included by main.bpf.c after its maps; see Frames in its header.
+ */
+#ifndef __TIX_VTIME_BPF_H
+#define __TIX_VTIME_BPF_H
+
+/* What a run of len ns costs a task of this value, in keys, E at its mean,
+ * never less than a full slice: one of its runs for the lag bank (len its
+ * mean run), or a runner's cost at its slice end for preemption. */
+static u64 one_run(u64 value, u64 len)
+{
+	if (len < slice_ns)
+		len = slice_ns;
+	if (policy == TIX_POLICY_STRIDE)
+		return tix_bpf_pass_delta(len, value);
+	return tix_bpf_race_cost(1ULL << 16, value, len, slice_ns, compensate);
+}
+
+/* The cost of running used ns at value with the run's E. */
+static u64 run_cost(u64 e, u64 value, u64 used)
+{
+	if (policy == TIX_POLICY_STRIDE)
+		return tix_bpf_pass_delta(used, value);
+	if (!compensate)
+		/* Charged whole at the win (start_run): every run costs a slice. */
+		return 0;
+	return tix_bpf_race_cost(e, value, used, slice_ns, compensate);
+}
+
+static u64 vtime_now(u32 dom)
+{
+	return dom < TIX_NR_DOMS ? *(volatile u64 *)&dom_vtime[dom] : 0;
+}
+
+static void advance_vtime(u32 dom, u64 key)
+{
+	/* Plain store, monotone check: two CPUs racing leave the larger or the
+	 * smaller of two nearby keys; either is a valid "now". */
+	if (dom < TIX_NR_DOMS && (s64)(key - vtime_now(dom)) > 0)
+		dom_vtime[dom] = key;
+}
+
+/*
+ * Draw p's next key (tix_core::vtime::next_key). requeue: p left a CPU
+ * still runnable and may keep up to TIX_LAG_SLICES of lag; a waking task
+ * up to wake_slices of its own slices (tix_core::vtime::wake_lag). The
+ * lead over T is capped at what T gains in about starve_ns of one CPU's
+ * service (tix_lead_cap), so a task whose fair wait would
+ * exceed starve_ns (a share below slice/starve_ns) waits about that long
+ * instead and the watchdog never sees it stall. Only draws beyond the cap
+ * are affected (named approximation); a capped task forgets its excess.
+ */
+static u64 lead_cap_now(u64 value, u32 dom)
+{
+	s64 vs = *(volatile s64 *)&vsum, n = 0, *cnt;
+	u64 v = vs > (s64)value ? (u64)vs : value;
+
+	/* ARRAY_ELEM_PTR: the bound check clang would move off the index. */
+	cnt = ARRAY_ELEM_PTR(dom_running, dom, TIX_NR_DOMS);
+	if (cnt)
+		n = *(volatile s64 *)cnt;
+	return tix_lead_cap(policy == TIX_POLICY_STRIDE, starve_ns, slice_ns, v,
+			    n > 0 ? (u64)n : 0);
+}
+
+/* Count cpu's run in frame dom (TIX_NR_DOMS: cpu runs nothing of ours).
+ * Only cpu itself writes its record; the counts are atomics. */
+static void set_serving(u32 c, u32 dom)
+{
+	s64 *cnt;
+	u32 old;
+
+	if (c >= TIX_MAX_CPUS)
+		return;
+	old = cpu_dom[c];
+	if (old == dom + 1)
+		return;
+	cnt = old ? ARRAY_ELEM_PTR(dom_running, old - 1, TIX_NR_DOMS) : NULL;
+	if (cnt)
+		__sync_fetch_and_sub(cnt, 1);
+	cnt = ARRAY_ELEM_PTR(dom_running, dom, TIX_NR_DOMS);
+	if (cnt) {
+		__sync_fetch_and_add(cnt, 1);
+		cpu_dom[c] = dom + 1;
+	} else {
+		cpu_dom[c] = 0;
+	}
+}
+
+static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool requeue)
+{
+	u64 value = value_of(p, tctx), t = vtime_now(dom), lag = 0, key, plain;
+
+	if (tctx->vcounted) {
+		__sync_fetch_and_add(&vsum, (s64)value - (s64)tctx->vcounted);
+		tctx->vcounted = value;
+	}
+	if (requeue)
+		lag = tix_lag_bound(one_run(value, tctx->run_avg));
+	else
+		lag = tix_wake_lag(one_run(value, 0), wake_slices,
+				   tctx->slept_at ? bpf_ktime_get_ns() - tctx->slept_at : 0,
+				   slice_ns);
+	tctx->slept_at = 0;
+	if (policy == TIX_POLICY_STRIDE) {
+		key = tix_next_pass(tctx->own, t, lag, tctx->pending);
+		plain = tix_next_pass(tctx->own, t, 0, tctx->pending);
+	} else {
+		key = tix_next_key(tctx->own, t, lag, tctx->pending);
+		plain = tix_next_key(tctx->own, t, 0, tctx->pending);
+	}
+	/* What the wake lag moved the key by: not counted for preemption. */
+	tctx->wake_credit = !requeue && plain > key ? plain - key : 0;
+	tctx->pending = 0;
+	tctx->value = value;
+	return tix_cap_lead(key, t, lead_cap_now(value, dom));
+}
+
+/*
+ * A key drawn in one frame, kept while its task moves to another DSQ
+ * (affinity change while waiting): held within the new frame's lag and lead
+ * cap. Frames' times drift apart (a CPU of light tasks runs its time fast);
+ * a key kept as is could wait for a slow frame to catch up, past the
+ * watchdog (stress-ng's affinity workers were stalled 11.7 s so), or
+ * monopolise a CPU whose time is far ahead.
+ */
+static u64 reframe(struct task_ctx *tctx, u64 key, u32 dom)
+{
+	u64 t = vtime_now(dom);
+
+	key = tix_next_key(key, t, tix_lag_bound(one_run(tctx->value, tctx->run_avg)), 0);
+	return tix_cap_lead(key, t, lead_cap_now(tctx->value, dom));
+}
+
+#endif
