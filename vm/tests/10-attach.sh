@@ -22,6 +22,8 @@ n=$(grep -c '"attached":true' /tmp/monitor.out)
 diag "scx_tix --monitor 1 for 3 s: $n status lines; $(head -c 160 /tmp/monitor.out)"
 [ "$n" -ge 2 ] && [ "$(sched_state)" = enabled ] && kill -0 "$TIX_DPID"
 check "scx_tix --monitor prints the running instance's status each interval" $?
+[ -S /var/run/scx/root/stats ]
+check "the field's stats socket (scx_stats, /var/run/scx/root/stats) is served" $?
 
 kill -TERM "$TIX_DPID"
 wait_state disabled 1000; check "SIGTERM: disabled within 1 s" $?

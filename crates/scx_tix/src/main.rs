@@ -292,6 +292,16 @@ fn run(opts: Opts) -> Result<ExitCode> {
     let listener = server::bind(&opts.socket)
         .with_context(|| format!("binding the control socket {}", opts.socket.display()))?;
 
+    // The field's stats socket beside tix's own control socket; a failure
+    // to serve it is said and does not stop the scheduler.
+    let _scx_stats =
+        match scx_stats::StatsServer::<(), ()>::new(stats::server_data(shared.clone())).launch() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("scx_tix: the scx_stats socket is not served: {e:#}");
+                None
+            }
+        };
     let link = scx_ops_attach!(skel, tix_ops)?;
     shared.lock().unwrap().status.attached = true;
     server::spawn(

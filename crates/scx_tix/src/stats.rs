@@ -3,6 +3,73 @@
 //! get_counter_info, seed 000 §4.1), per-user totals, decisions per second.
 
 use crate::bpf_intf::{tix_task_stat, tix_user_stat};
+use crate::control::Shared;
+use scx_stats::prelude::*;
+use scx_stats_derive::Stats;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+/// The global figures of `tix status`, as the field's stats library serves
+/// them (scx_stats: line-delimited JSON on /var/run/scx/root/stats, where
+/// scx_utils::monitor_stats and scxtop-style clients look). Per-task and
+/// per-user figures stay on the control socket (`tix top`), which applies
+/// tix's own per-user limits to its clients.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, Stats)]
+#[stat(top)]
+pub struct Metrics {
+    #[stat(desc = "1 while the scheduler is attached")]
+    pub attached: u64,
+    #[stat(desc = "Scheduling policy (lottery or stride)")]
+    pub policy: String,
+    #[stat(desc = "Compensation rule of the lottery")]
+    pub compensation: String,
+    #[stat(desc = "Scheduling decisions per second")]
+    pub decisions_per_sec: f64,
+    #[stat(desc = "Scheduling decisions since attach")]
+    pub decisions: u64,
+    #[stat(desc = "Decisions that kept the previous task running")]
+    pub prev_kept: u64,
+    #[stat(desc = "Decisions that served a task waiting past starve_ns")]
+    pub starve_serves: u64,
+    #[stat(desc = "Runs on an idle CPU found at wake-up (no decision)")]
+    pub direct: u64,
+    #[stat(desc = "Processes with scheduler state")]
+    pub proc_states: u64,
+    #[stat(desc = "cgroups with the cpu controller")]
+    pub cgroups: u64,
+    #[stat(desc = "cgroups that set cpu.max (counted, not enforced)")]
+    pub cgroups_cpu_max: u64,
+}
+
+impl Metrics {
+    pub fn of(s: &tix_ctl::Status) -> Metrics {
+        Metrics {
+            attached: s.attached.into(),
+            policy: s.policy.name().into(),
+            compensation: s.compensation_rule.clone(),
+            decisions_per_sec: s.decisions_per_sec,
+            decisions: s.decisions,
+            prev_kept: s.prev_kept,
+            starve_serves: s.starve_serves,
+            direct: s.direct,
+            proc_states: s.proc_states,
+            cgroups: s.cgroups,
+            cgroups_cpu_max: s.cgroups_cpu_max,
+        }
+    }
+}
+
+/// What the scx_stats server answers: the status the daemon publishes
+/// each second.
+pub fn server_data(shared: Arc<Mutex<Shared>>) -> StatsServerData<(), ()> {
+    StatsServerData::new().add_meta(Metrics::meta()).add_stats(
+        "top",
+        Box::new(move |_args, (_tx, _rx)| {
+            let m = Metrics::of(&shared.lock().unwrap().status);
+            m.to_json()
+        }),
+    )
+}
 
 /// Global counters of the BPF program.
 #[derive(Debug, Default, Clone, Copy)]
@@ -145,5 +212,55 @@ mod tests {
         };
         let tid = unsafe { libc::gettid() } as u32;
         assert_eq!(task_view(tid).cpus_allowed, want);
+    }
+}
+
+#[cfg(test)]
+mod scx_stats_tests {
+    use super::*;
+    use scx_stats::{StatsClient, StatsServer};
+
+    /// The field's client reads what the daemon publishes.
+    #[test]
+    fn scx_stats_clients_read_the_status() {
+        let status = tix_ctl::Status {
+            attached: true,
+            policy: tix_ctl::Policy::Stride,
+            compensation: true,
+            compensation_rule: "zepp".into(),
+            slice_us: 3500,
+            decisions_per_sec: 812.5,
+            decisions: 40_000,
+            prev_kept: 7,
+            starve_serves: 2,
+            direct: 3,
+            lost: Default::default(),
+            proc_states: 12,
+            cgroups: 4,
+            cgroups_cpu_max: 1,
+            max_tasks: 65536,
+        };
+        let shared = Arc::new(Mutex::new(Shared {
+            status: status.clone(),
+        }));
+        let path = std::env::temp_dir().join(format!("tix-scx-stats-{}", std::process::id()));
+        let _server = StatsServer::<(), ()>::new(server_data(shared.clone()))
+            .set_path(&path)
+            .launch()
+            .unwrap();
+        let mut client = StatsClient::new()
+            .set_path(&path)
+            .connect(Some(5000))
+            .unwrap();
+        let m: Metrics = client.request("stats", vec![]).unwrap();
+        assert_eq!(m, Metrics::of(&status));
+        assert_eq!(
+            (m.policy.as_str(), m.compensation.as_str(), m.decisions),
+            ("stride", "zepp", 40_000)
+        );
+        shared.lock().unwrap().status.decisions = 40_001;
+        let m: Metrics = client.request("stats", vec![]).unwrap();
+        assert_eq!(m.decisions, 40_001);
+        let _ = std::fs::remove_file(&path);
     }
 }
