@@ -16,6 +16,11 @@ tix status --openmetrics >/tmp/status.prom 2>&1; r=$?
 [ $r = 0 ] && grep -qx 'tix_attached 1' /tmp/status.prom && grep -q '^tix_decisions_total [0-9]' /tmp/status.prom &&
     [ "$(tail -n 1 /tmp/status.prom)" = "# EOF" ]
 check "tix status --openmetrics: attached, decisions counted, # EOF" $?
+tix status --openmetrics --tasks >/tmp/status-tasks.prom 2>&1; r=$?
+[ $r = 0 ] && grep -q "^tix_task_wins_total{pid=\"$h1\"," /tmp/status-tasks.prom &&
+    grep -q '^tix_task_cpu_seconds_total{' /tmp/status-tasks.prom && grep -q '^tix_decisions_total ' /tmp/status-tasks.prom &&
+    [ "$(tail -n 1 /tmp/status-tasks.prom)" = "# EOF" ]
+check "tix status --openmetrics --tasks: per-task and global counters, # EOF" $?
 # --monitor watches the running instance without attaching a second one.
 timeout 3 scx_tix --monitor 1 >/tmp/monitor.out 2>/tmp/monitor.err
 n=$(grep -c '"attached":true' /tmp/monitor.out)

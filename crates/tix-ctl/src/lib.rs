@@ -334,6 +334,65 @@ fn attached_openmetrics(attached: bool) -> String {
     o
 }
 
+impl Top {
+    /// Per-task families in the OpenMetrics text format, unterminated (to
+    /// sit before a status's `# EOF`): each task's lottery wins and CPU
+    /// time as counters, its tickets and value as gauges, labelled by pid,
+    /// tgid, uid and comm (a comm's quotes and backslashes escaped).
+    pub fn tasks_openmetrics(&self) -> String {
+        let label = |t: &TaskRow| {
+            let comm: String = t
+                .comm
+                .chars()
+                .flat_map(|c| match c {
+                    '"' | '\\' => vec!['\\', c],
+                    '\n' => vec!['\\', 'n'],
+                    c => vec![c],
+                })
+                .collect();
+            format!(
+                "{{pid=\"{}\",tgid=\"{}\",uid=\"{}\",comm=\"{comm}\"}}",
+                t.pid, t.tgid, t.uid
+            )
+        };
+        let mut o = String::new();
+        let mut family = |name: &str, kind: &str, help: &str, v: &dyn Fn(&TaskRow) -> String| {
+            let samples: Vec<(String, String)> =
+                self.tasks.iter().map(|t| (label(t), v(t))).collect();
+            let refs: Vec<(&str, String)> = samples
+                .iter()
+                .map(|(l, v)| (l.as_str(), v.clone()))
+                .collect();
+            openmetrics_family(&mut o, name, kind, help, &refs)
+        };
+        family(
+            "tix_task_wins",
+            "counter",
+            "Lotteries (or stride picks) the task won.",
+            &|t| t.wins.to_string(),
+        );
+        family(
+            "tix_task_cpu_seconds",
+            "counter",
+            "CPU time the task ran, seconds.",
+            &|t| format!("{:.9}", t.runtime_ns as f64 / 1e9),
+        );
+        family(
+            "tix_task_tickets",
+            "gauge",
+            "Tickets the task's process holds.",
+            &|t| t.tickets.to_string(),
+        );
+        family(
+            "tix_task_value",
+            "gauge",
+            "The task's value in base tickets at its last draw.",
+            &|t| t.value.to_string(),
+        );
+        o
+    }
+}
+
 /// What a scrape gets when no scheduler answers: `tix_attached 0`.
 pub fn openmetrics_not_running() -> String {
     attached_openmetrics(false) + "# EOF\n"
@@ -654,6 +713,44 @@ pub fn passwd_uid(passwd: &str, name: &str) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn tasks_render_as_openmetrics() {
+        let row = |pid: u32, comm: &str| TaskRow {
+            pid,
+            tgid: pid,
+            uid: 1001,
+            comm: comm.into(),
+            runnable: true,
+            tickets: 300,
+            base: 1000,
+            value: 750,
+            wins: 42,
+            runtime_ns: 1_500_000_000,
+            hist: vec![0; 10],
+            cpus_allowed: u64::MAX,
+        };
+        let top = Top {
+            now_ns: 1,
+            nr_cpus: 2,
+            tasks: vec![row(7, "hog"), row(8, "we\"ird\\")],
+            users: vec![],
+        };
+        let m = top.tasks_openmetrics();
+        assert!(m.contains("# TYPE tix_task_wins counter\n"), "{m}");
+        assert!(
+            m.contains("tix_task_wins_total{pid=\"7\",tgid=\"7\",uid=\"1001\",comm=\"hog\"} 42\n"),
+            "{m}"
+        );
+        assert!(m.contains("tix_task_cpu_seconds_total{pid=\"7\",tgid=\"7\",uid=\"1001\",comm=\"hog\"} 1.500000000\n"), "{m}");
+        assert!(
+            m.contains(
+                "tix_task_value{pid=\"8\",tgid=\"8\",uid=\"1001\",comm=\"we\\\"ird\\\\\"} 750\n"
+            ),
+            "{m}"
+        );
+        assert!(!m.contains("# EOF"));
+    }
 
     #[test]
     fn status_renders_as_openmetrics() {

@@ -31,6 +31,10 @@ pub struct StatusArgs {
     /// answers.
     #[arg(long, conflicts_with = "json")]
     pub openmetrics: bool,
+    /// With --openmetrics: per-task families too (wins, CPU seconds,
+    /// tickets, value by pid, tgid, uid and comm).
+    #[arg(long, requires = "openmetrics")]
+    pub tasks: bool,
     /// Print the status as one JSON line.
     #[arg(long)]
     pub json: bool,
@@ -50,7 +54,17 @@ pub fn status(a: StatusArgs) -> Result<u8> {
     match request(&sock, &Request::Status) {
         Ok(Response::Status(s)) if a.openmetrics || a.json => {
             if a.openmetrics {
-                print!("{}", s.to_openmetrics());
+                let mut text = s.to_openmetrics();
+                if a.tasks {
+                    let Response::Top(top) = ask(&sock, Request::Top)? else {
+                        bail!("unexpected answer to a top request");
+                    };
+                    // The task families go before the closing "# EOF".
+                    text.truncate(text.len() - "# EOF\n".len());
+                    text += &top.tasks_openmetrics();
+                    text += "# EOF\n";
+                }
+                print!("{text}");
             } else {
                 println!("{}", serde_json::to_string(&s)?);
             }
