@@ -46,7 +46,7 @@ impl Metrics {
         Metrics {
             attached: s.attached.into(),
             policy: s.policy.name().into(),
-            compensation: s.compensation_rule.clone(),
+            compensation: s.compensation_name().into(),
             decisions_per_sec: s.decisions_per_sec,
             decisions: s.decisions,
             prev_kept: s.prev_kept,

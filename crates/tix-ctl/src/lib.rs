@@ -199,6 +199,16 @@ pub struct Status {
 }
 
 impl Status {
+    /// The compensation rule's name; a daemon from before rules had names
+    /// said only on or off.
+    pub fn compensation_name(&self) -> &str {
+        match (self.compensation_rule.as_str(), self.compensation) {
+            ("", true) => "on",
+            ("", false) => "off",
+            (rule, _) => rule,
+        }
+    }
+
     /// The status in the OpenMetrics text format (a Prometheus scrape or a
     /// node_exporter textfile): counters end in `_total`, the exposition
     /// ends with `# EOF`. Metric names are `tix_*`.
@@ -713,6 +723,19 @@ pub fn passwd_uid(passwd: &str, name: &str) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn compensation_is_named_by_rule_or_on_off() {
+        let mut s: Status = serde_json::from_str(
+            r#"{"attached":true,"policy":"lottery","compensation":true,"slice_us":3500,"decisions_per_sec":0.0,"decisions":0,"prev_kept":0,"starve_serves":0,"direct":0}"#,
+        )
+        .unwrap();
+        assert_eq!(s.compensation_name(), "on");
+        s.compensation = false;
+        assert_eq!(s.compensation_name(), "off");
+        s.compensation_rule = "zepp-io".into();
+        assert_eq!(s.compensation_name(), "zepp-io");
+    }
 
     #[test]
     fn tasks_render_as_openmetrics() {

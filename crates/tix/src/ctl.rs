@@ -73,18 +73,7 @@ pub fn status(a: StatusArgs) -> Result<u8> {
         Ok(Response::Status(s)) => {
             println!("attached: {}", if s.attached { "yes" } else { "no" });
             println!("policy: {}", s.policy.name());
-            println!(
-                "compensation: {}",
-                if s.compensation_rule.is_empty() {
-                    if s.compensation {
-                        "on"
-                    } else {
-                        "off"
-                    }
-                } else {
-                    s.compensation_rule.as_str()
-                }
-            );
+            println!("compensation: {}", s.compensation_name());
             println!("slice_us: {}", s.slice_us);
             println!("decisions_per_sec: {:.0}", s.decisions_per_sec);
             println!(

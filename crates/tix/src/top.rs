@@ -331,15 +331,7 @@ fn draw(f: &mut ratatui::Frame, v: &mut View) {
                 "scx_tix {} · policy {} · compensation {} · {:.0} decisions/s",
                 if s.attached { "attached" } else { "detached" },
                 s.policy.name(),
-                if s.compensation_rule.is_empty() {
-                    if s.compensation {
-                        "on"
-                    } else {
-                        "off"
-                    }
-                } else {
-                    &s.compensation_rule
-                },
+                s.compensation_name(),
                 s.decisions_per_sec
             )
         },
