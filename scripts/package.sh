@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Debian package of tix from a release build: scx_tix, tix and
+# Builds the Debian package of tix from a release build: scx_tix, scx_tix_user, tix and
 # its aliases (lnice, lrenice, lsetbase, ltix and the Mach commands mkcur
 # … fundx), the systemd unit (tix.service, flags from /etc/default/tix),
 # /etc/tix/tix.toml as a conffile, man pages and shell completions
@@ -22,8 +22,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 target=${CARGO_TARGET_DIR:-$repo/target}
-[ "$build" = 0 ] || cargo build --release --locked -p scx_tix -p tix -p tix-lock >&2
-for b in scx_tix tix libtix_lock.a libtix_lock.so; do
+[ "$build" = 0 ] || cargo build --release --locked -p scx_tix -p scx_tix_user -p tix -p tix-lock >&2
+for b in scx_tix scx_tix_user tix libtix_lock.a libtix_lock.so; do
     [ -f "$target/release/$b" ] || { echo "package: $target/release/$b missing (build first)" >&2; exit 1; }
 done
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
@@ -35,7 +35,7 @@ root=$stage/tix_${version}_amd64
 install -d "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/default" "$root/etc/tix" \
     "$root/usr/share/man/man1" "$root/usr/share/man/man8" "$root/usr/share/bash-completion/completions" \
     "$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d" "$root/usr/share/doc/tix"
-install -m 0755 -s "$target/release/scx_tix" "$target/release/tix" "$root/usr/bin/"
+install -m 0755 -s "$target/release/scx_tix" "$target/release/scx_tix_user" "$target/release/tix" "$root/usr/bin/"
 for a in lnice lrenice lsetbase ltix mkcur rmcur fund unfund mktkt rmtkt lscur lstkt fundx; do ln -s tix "$root/usr/bin/$a"; done
 install -m 0644 packaging/tix.service "$root/lib/systemd/system/tix.service"
 install -m 0644 packaging/default-tix "$root/etc/default/tix"
@@ -67,7 +67,7 @@ info=$(dpkg-deb --field "$deb" Package Version Architecture)
 Version: $version
 Architecture: amd64" ] || { echo "package: unexpected fields: $info" >&2; exit 1; }
 files=$(dpkg-deb --contents "$deb" | awk '{ print $6 }')
-for f in ./usr/bin/scx_tix ./usr/bin/tix ./usr/bin/lnice ./usr/bin/ltix ./usr/bin/mkcur ./usr/bin/fundx ./lib/systemd/system/tix.service \
+for f in ./usr/bin/scx_tix ./usr/bin/scx_tix_user ./usr/bin/tix ./usr/bin/lnice ./usr/bin/ltix ./usr/bin/mkcur ./usr/bin/fundx ./lib/systemd/system/tix.service \
     ./etc/default/tix ./etc/tix/tix.toml ./usr/share/man/man1/tix.1.gz ./usr/share/man/man1/tix-status.1.gz ./usr/share/man/man8/scx_tix.8.gz \
     ./usr/share/bash-completion/completions/tix ./usr/include/tix_lock.h \
     ./usr/lib/x86_64-linux-gnu/libtix_lock.a ./usr/lib/x86_64-linux-gnu/libtix_lock.so; do

@@ -32,10 +32,10 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 # second attach of a boot; single-threaded TCG has no such window.
 export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 if [ "${TIX_SKIP_BUILD:-0}" != 1 ]; then
-    (cd "$repo" && cargo build --release -p scx_tix -p tix && cargo build --release -p tix-ctl --example ctl-abuse --example vm-load &&
+    (cd "$repo" && cargo build --release -p scx_tix -p scx_tix_user -p tix && cargo build --release -p tix-ctl --example ctl-abuse --example vm-load &&
         bash scripts/lock-examples.sh && bash scripts/package.sh --no-build >/dev/null)
 fi
-for b in scx_tix tix examples/ctl-abuse examples/vm-load examples/fig11 examples/lock-inversion; do
+for b in scx_tix scx_tix_user tix examples/ctl-abuse examples/vm-load examples/fig11 examples/lock-inversion; do
     [ -x "$target/release/$b" ] || { echo "vm/tests/run.sh: $target/release/$b missing" >&2; exit 2; }
 done
 
@@ -48,6 +48,7 @@ debadd=()
 boot() {
     "$repo/vm/run.sh" --cpus "$1" --timeout 900 \
         --add "$target/release/scx_tix:/opt/tix/bin/scx_tix" \
+        --add "$target/release/scx_tix_user:/opt/tix/bin/scx_tix_user" \
         --add "$target/release/tix:/opt/tix/bin/tix" \
         --add "$target/release/examples/ctl-abuse:/opt/tix/bin/ctl-abuse" \
         --add "$target/release/examples/vm-load:/opt/tix/bin/vm-load" \

@@ -11,6 +11,7 @@ mod procs;
 mod server;
 mod state;
 mod stats;
+mod userspace;
 
 use anyhow::{Context, Result};
 use bpf_skel::*;
@@ -33,7 +34,8 @@ use tix_ctl::{Policy, Status};
 struct Opts {
     /// Scheduling policy: lottery or stride (switchable later with `tix
     /// policy`). Default: the policy last set with `tix policy` (kept in
-    /// the state file), else lottery.
+    /// the state file), else lottery. gr3, wf2q, eevdf, vtrr, srr, wfq and
+    /// rr run in user space: scx_tix hands them to scx_tix_user.
     #[arg(long)]
     policy: Option<Policy>,
     /// Slice length in µs. Slices end only at a timer tick: the default sits
@@ -119,6 +121,18 @@ fn monitor(socket: &std::path::Path, secs: f64) -> Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match userspace::handover(&argv) {
+        Some(Ok(args)) => {
+            eprintln!("scx_tix: {}", userspace::exec(args));
+            return ExitCode::from(1);
+        }
+        Some(Err(e)) => {
+            eprintln!("scx_tix: {e}");
+            return ExitCode::from(1);
+        }
+        None => {}
+    }
     let opts = Opts::parse();
     if opts.man {
         use clap::CommandFactory;
