@@ -24,7 +24,7 @@ chmod +x "$shim/clang"
 export PATH="$shim:$PATH"
 
 step "build (release, as the README's first command builds)"
-cargo build --release --locked -p scx_tix -p tix
+cargo build --release --locked -p scx_tix -p scx_tix_user -p tix
 
 step "format"
 cargo fmt --all -- --check
