@@ -77,7 +77,11 @@ impl Vtrr {
         };
         let weights = &self.roster.weights;
         let at = self.queue.partition_point(|&x| weights[x] >= w);
-        if at <= self.pos && !self.queue.is_empty() {
+        // Mid-scan, the client the scan stands at stays next. At the head
+        // (the start, or after a return to it) the scan runs whoever heads
+        // the list: "returns to the beginning of the list" (GR3 §3), and a
+        // first cycle starts at the largest share, not the first joiner.
+        if self.pos > 0 && at <= self.pos {
             self.pos += 1;
         }
         self.queue.insert(at, id);
@@ -183,5 +187,27 @@ impl Scheduler for Vtrr {
             self.reset_cycle();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The literal model's first counterexample (shares [1, 2] joined in
+    /// that order): the first cycle starts at the head of the list — the
+    /// larger share — not at the first client to join.
+    #[test]
+    fn first_cycle_starts_at_the_largest_share() {
+        let mut v = Vtrr::new(&PolicyOptions::default());
+        let small = v.join(1).unwrap();
+        let large = v.join(2).unwrap();
+        let mut picks = Vec::new();
+        for _ in 0..6 {
+            let c = v.pick().unwrap();
+            v.charge(c, 1_000_000).unwrap();
+            picks.push(c);
+        }
+        assert_eq!(picks, [large, small, large, large, small, large]);
     }
 }
