@@ -334,7 +334,15 @@ impl Shell {
         c.turns.push_back(self.seq);
         // Out with a turn already overdue: asleep (block it), or running on
         // another CPU (its overdue turns are dropped: the water-filled cap).
-        if c.out && c.turns.front().is_some_and(|k| *k < clock) {
+        // Out for longer than its slice and a quantum, it is asked at once:
+        // a running task is handed back at its slice's end, so it is waiting
+        // in the queue or asleep — and a sleeper left runnable here would
+        // be dealt turns nobody runs, which on N CPUs break the runs of the
+        // tasks that do (a heavy task's next turn falls out of reach).
+        let overdue = c.turns.front().is_some_and(|k| *k < clock);
+        let stale_after = Duration::from_nanos(self.quantum_ns.saturating_mul(c.quanta + 1));
+        let stale = c.out_since.elapsed() > stale_after;
+        if c.out && (overdue || stale) {
             if (self.asleep)(who) {
                 let _ = self.sched.block(id);
                 c.blocked = true;
