@@ -13,7 +13,14 @@
 //! that every stride, (Q << 16)/tickets at Q = literal::EXACT_Q, is exact,
 //! as the library computes it.
 //!
-//! Scope: stride. GR3's §4.3 (eqs. 6–21) and the virtual-time policies'
+//! WFQ (GR3 §3, as wfq.rs states its rules): the same with the virtual
+//! finishing time as the key — a client's virtual time after one more
+//! quantum, virtual time + Q/share — and the system virtual time the
+//! largest virtual time a client had when picked; joins and wakes as
+//! stride's. Virtual times are integers: (Q << 40)/share, exact for the
+//! shares drawn.
+//!
+//! Scope: stride and WFQ. GR3's §4.3 (eqs. 6–21), EEVDF's and WF2Q+'s
 //! changes are not modelled yet.
 
 mod literal;
@@ -61,7 +68,10 @@ enum St {
     Gone,
 }
 
+/// Stride (`wfq` false) or WFQ (`wfq` true): `pass` is stride's pass or
+/// WFQ's virtual time (its start).
 struct StrideModel {
+    wfq: bool,
     tickets: Vec<u64>,
     pass: Vec<u128>,
     state: Vec<St>,
@@ -69,8 +79,29 @@ struct StrideModel {
 }
 
 impl StrideModel {
-    fn stride(t: u64) -> u128 {
-        ((Q as u128) << 16) / t as u128
+    fn new(wfq: bool) -> Self {
+        StrideModel {
+            wfq,
+            tickets: Vec::new(),
+            pass: Vec::new(),
+            state: Vec::new(),
+            global: 0,
+        }
+    }
+    fn stride(&self, t: u64) -> u128 {
+        if self.wfq {
+            ((Q as u128) << 40) / t as u128
+        } else {
+            ((Q as u128) << 16) / t as u128
+        }
+    }
+    /// What the smallest of runs: the pass, or the VFT.
+    fn key(&self, a: ClientId) -> u128 {
+        if self.wfq {
+            self.pass[a] + self.stride(self.tickets[a])
+        } else {
+            self.pass[a]
+        }
     }
     fn join(&mut self, t: u64) -> ClientId {
         self.tickets.push(t);
@@ -81,9 +112,9 @@ impl StrideModel {
     fn pick(&mut self) -> Option<ClientId> {
         let best = (0..self.tickets.len())
             .filter(|&a| self.state[a] == St::Runnable)
-            .min_by_key(|&a| (self.pass[a], a))?;
+            .min_by_key(|&a| (self.key(a), a))?;
         self.global = self.global.max(self.pass[best]);
-        self.pass[best] += Self::stride(self.tickets[best]);
+        self.pass[best] += self.stride(self.tickets[best]);
         Some(best)
     }
     fn wake(&mut self, a: ClientId) {
@@ -97,21 +128,16 @@ fn alive(state: &[St]) -> Vec<ClientId> {
     (0..state.len()).filter(|&a| state[a] != St::Gone).collect()
 }
 
-fn run_stride(initial: &[u64], ops: &[Op]) -> Result<(), TestCaseError> {
+fn run_model(algo: &str, initial: &[u64], ops: &[Op]) -> Result<(), TestCaseError> {
     let mut lib = registry::build(
-        "stride",
+        algo,
         &PolicyOptions {
             quantum_ns: Q,
             seed: 1,
         },
     )
     .unwrap();
-    let mut m = StrideModel {
-        tickets: Vec::new(),
-        pass: Vec::new(),
-        state: Vec::new(),
-        global: 0,
-    };
+    let mut m = StrideModel::new(algo == "wfq");
     for &t in initial {
         let id = lib.join(t).unwrap();
         prop_assert_eq!(id, m.join(t));
@@ -167,7 +193,12 @@ proptest! {
 
     #[test]
     fn stride_follows_the_model_through_changes((initial, ops) in ops()) {
-        run_stride(&initial, &ops)?;
+        run_model("stride", &initial, &ops)?;
+    }
+
+    #[test]
+    fn wfq_follows_the_model_through_changes((initial, ops) in ops()) {
+        run_model("wfq", &initial, &ops)?;
     }
 }
 
@@ -175,12 +206,7 @@ proptest! {
 /// another's, it resumes at the global pass, not below it.
 #[test]
 fn model_wakes_at_the_global_pass() {
-    let mut m = StrideModel {
-        tickets: Vec::new(),
-        pass: Vec::new(),
-        state: Vec::new(),
-        global: 0,
-    };
+    let mut m = StrideModel::new(false);
     let a = m.join(1);
     let b = m.join(1);
     m.state[b] = St::Blocked;
