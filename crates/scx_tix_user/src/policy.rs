@@ -334,14 +334,14 @@ impl Shell {
         c.turns.push_back(self.seq);
         // Out with a turn already overdue: asleep (block it), or running on
         // another CPU (its overdue turns are dropped: the water-filled cap).
-        // Out for longer than its slice and a quantum, it is asked at once:
-        // a running task is handed back at its slice's end, so it is waiting
-        // in the queue or asleep — and a sleeper left runnable here would
-        // be dealt turns nobody runs, which on N CPUs break the runs of the
-        // tasks that do (a heavy task's next turn falls out of reach).
+        // Out with its own run's keys passed (its key, its quanta and a key
+        // per CPU), it is asked at once: a running task is handed back at
+        // its slice's end, so it runs a long run or sleeps — and a sleeper
+        // left runnable here would be dealt turns nobody runs, which on N
+        // CPUs break the runs of the tasks that do (a heavy task's next
+        // turn falls out of reach).
         let overdue = c.turns.front().is_some_and(|k| *k < clock);
-        let stale_after = Duration::from_nanos(self.quantum_ns.saturating_mul(c.quanta + 1));
-        let stale = c.out_since.elapsed() > stale_after;
+        let stale = self.clock > c.key + c.quanta + self.cpus;
         if c.out && (overdue || stale) {
             if (self.asleep)(who) {
                 let _ = self.sched.block(id);
@@ -466,6 +466,11 @@ mod tests {
                     shell.queued(&task(prev, weights[(prev - 100) as usize]));
                 }
                 drain(shell, &mut queue);
+                // Pids from 200 up are sleepers: taken from the queue, they
+                // run for no time and sleep for good (never handed back).
+                while queue.first_key_value().is_some_and(|(_, (p, _))| *p >= 200) {
+                    queue.pop_first();
+                }
                 if let Some((_, (next, q))) = queue.pop_first() {
                     if let Some((prev, _)) = on_cpu[c].replace((next, q)) {
                         stopped.push(prev);
@@ -547,6 +552,34 @@ mod tests {
         for policy in ["stride", "wfq", "vtrr"] {
             let got = run(policy, &w, 2, 6000);
             assert!((2370..=2430).contains(&got[0]), "{policy}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn sleepers_do_not_break_a_heavy_tasks_runs() {
+        // Beside the 305 and three 100s, ten tasks of 100 that ran once and
+        // sleep (the shells, kworkers and timers of a real machine). Found
+        // asleep once their keys pass, they stop taking turns, and the 305
+        // keeps its CPU as without them. (WF2Q+ settles into a burst
+        // pattern after them, .80 of the CPU: its virtual starts keep the
+        // offsets the episode left.)
+        let w = [305, 100, 100, 100];
+        let floor = 3000 * MAX_RUN / (MAX_RUN + 1) - 30;
+        for policy in ["gr3", "eevdf"] {
+            let mut shell =
+                Shell::new(policy, 2, 4_000_000, 7, Box::new(|pid| pid >= 200)).unwrap();
+            for g in 0..10 {
+                shell.queued(&task(200 + g, 100));
+            }
+            let ran = kernel(&mut shell, &w, 2, 7000);
+            let big = ran[1000..].iter().filter(|&&p| p == 100).count() as u64;
+
+            assert!(big >= floor, "{policy}: the 305 ran {big} of 6000");
+            assert!(
+                ran[1000..].iter().all(|&p| p < 200),
+                "{policy}: a sleeper ran"
+            );
+            assert_eq!(shell.found_asleep, 10, "{policy}");
         }
     }
 
