@@ -16,12 +16,14 @@
 //!   goes back to the head;
 //! * VFT_A = VT_A + Q/S_A, VT_A growing by Q/S_A per quantum A runs, from
 //!   QVT = 0 at the start; QVT grows by Q/Σ S per quantum.
+//!
 //! Where the rules leave a choice, the library's: equal shares keep join
 //! order. Exact fractions here (Q = 1); the library keeps virtual time in
 //! fixed point (2^40 per quantum, truncated), exact when every share and
 //! their sum are powers of two — the first property draws such sets; the
 //! second draws any set and lets the model truncate as the library does,
 //! so it checks the rules, not the arithmetic.
+//!
 //! Scope: static sets, all clients joined before the first pick.
 
 mod literal;
