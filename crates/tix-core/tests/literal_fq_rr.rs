@@ -73,13 +73,13 @@ proptest! {
     /// Two cycles (Σ shares quanta each), at most 4,000 picks.
     #[test]
     fn wfq_follows_the_paper(shares in literal::exact_shares()) {
-        let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
+        let n = literal::two_cycles(&shares);
         prop_assert_eq!(library("wfq", &shares, n), wfq_paper(&shares, n), "shares {:?}", shares);
     }
 
     #[test]
     fn wrr_follows_the_paper(shares in literal::shares(10, 8, 300)) {
-        let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
+        let n = literal::two_cycles(&shares);
         prop_assert_eq!(library("wrr", &shares, n), wrr_paper(&shares, n), "shares {:?}", shares);
     }
 }

@@ -55,7 +55,7 @@ proptest! {
     /// Two passes over WSS^k (2·Σ shares quanta), at most 4,000 picks.
     #[test]
     fn srr_follows_the_paper(shares in literal::shares(10, 8, 300)) {
-        let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
+        let n = literal::two_cycles(&shares);
         prop_assert_eq!(library(&shares, n), srr_paper(&shares, n), "shares {:?}", shares);
     }
 }

@@ -44,7 +44,7 @@ proptest! {
 
     #[test]
     fn stride_follows_the_model(tickets in literal::exact_shares()) {
-        let n = (2 * tickets.iter().sum::<u64>()).min(4_000) as usize;
+        let n = literal::two_cycles(&tickets);
         prop_assert_eq!(library(&tickets, n), stride_paper(&tickets, n), "tickets {:?}", tickets);
     }
 }

@@ -139,7 +139,7 @@ proptest! {
 
     #[test]
     fn eevdf_follows_the_model(shares in literal::exact_shares()) {
-        let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
+        let n = literal::two_cycles(&shares);
         prop_assert_eq!(literal::library("eevdf", &shares, n, literal::EXACT_Q), eevdf_paper(&shares, n), "shares {:?}", shares);
     }
 
@@ -147,7 +147,7 @@ proptest! {
     fn wf2q_follows_the_model(shares in wf2q_shares()) {
         let q = exact_quantum(&shares);
         prop_assume!(q < 1 << 36);
-        let n = (2 * shares.iter().sum::<u64>()).min(4_000) as usize;
+        let n = literal::two_cycles(&shares);
         prop_assert_eq!(literal::library("wf2q", &shares, n, q), wf2q_paper(&shares, n), "shares {:?}", shares);
     }
 }

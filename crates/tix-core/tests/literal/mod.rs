@@ -19,6 +19,12 @@ pub fn config() -> Config {
     }
 }
 
+/// How many picks a static check compares: two cycles (Σ shares quanta
+/// each), at most 4,000.
+pub fn two_cycles(shares: &[u64]) -> usize {
+    (2 * shares.iter().sum::<u64>()).min(4_000) as usize
+}
+
 /// The library's first `n` picks for `shares` joined in order, every
 /// quantum charged whole at `quantum_ns`.
 pub fn library(algo: &str, shares: &[u64], n: usize, quantum_ns: u64) -> Vec<ClientId> {
