@@ -111,13 +111,6 @@ pub struct Shell {
     /// Keys below this have been served: a turn still queued below it was
     /// dealt to a task that was out (header).
     clock: u64,
-    /// How far below the clock a turn may lie before it is overdue: N CPUs
-    /// take N keys at a time, and a run cut at MAX_RUN resumes after the
-    /// key the CPU took meanwhile, so a task's next turn can pass below the
-    /// clock while it still runs the one before. Also the most credit an
-    /// infeasible weight keeps.
-    slack: u64,
-    max_run: u64,
     cpus: u64,
     asleep: AsleepFn,
     last_sweep: Instant,
@@ -169,9 +162,7 @@ impl Shell {
             ready: VecDeque::with_capacity(4096),
             seq: 0,
             clock: 0,
-            slack: 2 * MAX_RUN * cpus.max(1),
             cpus: cpus.max(1),
-            max_run: MAX_RUN,
             asleep,
             last_sweep: Instant::now(),
             dispatches: 0,
@@ -258,7 +249,7 @@ impl Shell {
         let key = self.next_turn(pid);
         let mut last = key;
         let mut quanta = 1;
-        while quanta < self.max_run {
+        while quanta < MAX_RUN {
             // Its next turn within `cpus` keys comes due about when this
             // quantum ends, so it is the same run: on one CPU the very next
             // key, on N the next N (they run N at a time).
@@ -294,16 +285,22 @@ impl Shell {
         })
     }
 
+    /// Turns keyed below this came due while their task was out. The
+    /// slack below the clock: N CPUs take N keys at a time, and a run cut
+    /// at MAX_RUN resumes after the key the CPU took meanwhile, so a task's
+    /// next turn can pass below the clock while it still runs the one
+    /// before. Also the most credit an infeasible weight keeps.
+    fn overdue_below(&self) -> u64 {
+        self.clock.saturating_sub(2 * MAX_RUN * self.cpus)
+    }
+
     /// The key of `pid`'s earliest turn, dealing turns until the policy
     /// deals it one.
     fn next_turn(&mut self, pid: i32) -> u64 {
-        let clock = self.clock.saturating_sub(self.slack);
+        let below = self.overdue_below();
         if let Some(c) = self.clients.get_mut(&pid) {
             // Turns that came due while it was out are gone (header).
-            while c.turns.front().is_some_and(|k| *k < clock) {
-                c.turns.pop_front();
-                self.dropped += 1;
-            }
+            self.dropped += drop_overdue(&mut c.turns, below);
         }
         for _ in 0..MAX_PICKS {
             if let Some(k) = self.clients.get_mut(&pid).and_then(|c| c.turns.pop_front()) {
@@ -318,8 +315,8 @@ impl Shell {
     }
 
     /// One pick of the policy, charged a quantum: a turn with the next key,
-    /// queued on its task (the header's rule for a task that is out and
-    /// holds too many). Returns whose turn it was.
+    /// queued on its task (the header's rule for a task that is out when
+    /// one of its turns comes due). Returns whose turn it was.
     fn deal(&mut self) -> Option<i32> {
         let id = self.sched.pick()?;
         let _ = self.sched.charge(id, self.quantum_ns);
@@ -329,7 +326,7 @@ impl Shell {
         if let Some(t) = self.trace.as_mut().filter(|t| t.len() < t.capacity()) {
             t.push((who, self.clients.get(&who).map_or(0, |c| c.weight)));
         }
-        let clock = self.clock.saturating_sub(self.slack);
+        let below = self.overdue_below();
         let c = self.clients.get_mut(&who)?;
         c.turns.push_back(self.seq);
         // Out with a turn already overdue: asleep (block it), or running on
@@ -340,7 +337,7 @@ impl Shell {
         // left runnable here would be dealt turns nobody runs, which on N
         // CPUs break the runs of the tasks that do (a heavy task's next
         // turn falls out of reach).
-        let overdue = c.turns.front().is_some_and(|k| *k < clock);
+        let overdue = c.turns.front().is_some_and(|k| *k < below);
         let stale = self.clock > c.key + c.quanta + self.cpus;
         if c.out && (overdue || stale) {
             if (self.asleep)(who) {
@@ -350,10 +347,7 @@ impl Shell {
                 c.turns.clear();
                 self.found_asleep += 1;
             } else {
-                while c.turns.front().is_some_and(|k| *k < clock) {
-                    c.turns.pop_front();
-                    self.dropped += 1;
-                }
+                self.dropped += drop_overdue(&mut c.turns, below);
             }
         }
         Some(who)
@@ -403,6 +397,14 @@ impl Shell {
             congested,
         )
     }
+}
+
+/// Drop the turns keyed below `below` from `turns` (kept in key order, as
+/// they are dealt); how many.
+fn drop_overdue(turns: &mut VecDeque<u64>, below: u64) -> u64 {
+    let n = turns.partition_point(|&k| k < below);
+    turns.drain(..n);
+    n as u64
 }
 
 #[cfg(test)]
