@@ -28,66 +28,14 @@
 //! and the V pinned when the last runnable client leaves moves every later
 //! placement alike, which changes no pick.
 //!
-//! Scope: stride, WFQ, EEVDF, WF2Q+. GR3's §4.3 (eqs. 6–21), VTRR's, SRR's
-//! and WRR's changes are not modelled yet.
+//! VTRR, SRR and WRR: the models below, each stating its rules. GR3 (§4.3,
+//! eqs. 6–21) has its own file, literal_gr3_dynamic.rs.
 
 mod literal;
 
-use literal::EXACT_Q as Q;
+use literal::{ops, run_model, Model, St, EXACT_Q as Q};
 use proptest::prelude::*;
-use tix_core::{registry, ClientId, PolicyOptions};
-
-/// One step of a workload. Indices pick among the clients that exist at
-/// that moment (mod their number), so every generated sequence is valid.
-#[derive(Debug, Clone)]
-enum Op {
-    Pick,
-    Join(u64),
-    Leave(usize),
-    Block(usize),
-    Wake(usize),
-    Weight(usize, u64),
-}
-
-fn weight() -> impl Strategy<Value = u64> {
-    let odd = prop::sample::select(literal::ODD.to_vec());
-    (odd, 0u32..=6).prop_map(|(d, k)| d << k)
-}
-
-fn ops() -> impl Strategy<Value = (Vec<u64>, Vec<Op>)> {
-    let op = prop_oneof![
-        6 => Just(Op::Pick),
-        1 => weight().prop_map(Op::Join),
-        1 => any::<usize>().prop_map(Op::Leave),
-        2 => any::<usize>().prop_map(Op::Block),
-        2 => any::<usize>().prop_map(Op::Wake),
-        1 => (any::<usize>(), weight()).prop_map(|(i, w)| Op::Weight(i, w)),
-    ];
-    (
-        prop::collection::vec(weight(), 1..=8),
-        prop::collection::vec(op, 1..=300),
-    )
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum St {
-    Runnable,
-    Blocked,
-    Gone,
-}
-
-/// What the harness asks of a model. Ops arrive only where they are valid:
-/// `block` and `leave` of a runnable client, or `leave` of a blocked one,
-/// `wake` of a blocked one; never while a pick is unanswered.
-trait Model {
-    fn states(&self) -> &[St];
-    fn join(&mut self, t: u64) -> ClientId;
-    fn pick(&mut self) -> Option<ClientId>;
-    fn leave(&mut self, a: ClientId);
-    fn block(&mut self, a: ClientId);
-    fn wake(&mut self, a: ClientId);
-    fn weight(&mut self, a: ClientId, t: u64);
-}
+use tix_core::ClientId;
 
 /// Stride (`wfq` false) or WFQ (`wfq` true): `pass` is stride's pass or
 /// WFQ's virtual time (its start).
@@ -354,73 +302,352 @@ impl Model for Wf2qModel {
     }
 }
 
-/// The clients that exist (joined, not left), in join order.
-fn alive(state: &[St]) -> Vec<ClientId> {
-    (0..state.len()).filter(|&a| state[a] != St::Gone).collect()
+/// VTRR (as vtrr.rs states its rules, GR3 §3 and Nieh et al.): a queue
+/// sorted by share, largest first, a newcomer behind its equals; virtual
+/// times in 2^-40 quanta with the library's floors (a quantum is ⌊2^40/S⌋
+/// of a client's VFT and ⌊2^40/S_TOTAL⌋ of QVT). Each pick runs the client
+/// the scan stands at; a spent one sends the scan to the head, and a spent
+/// head to the first unspent client (a new cycle if none). After a quantum
+/// the scan moves on if the next client's counter exceeds the one just run,
+/// or it is unspent with VFT < QVT(t+Q) + 1/S; else back to the head. A
+/// joiner gets ⌈C_TOTAL·S/S_TOTAL⌉ (S_A if alone) and VFT = QVT + 1/S, a
+/// waker max(its VFT, that); mid-scan the client the scan stands at stays
+/// next. The last counter spent, or a leaver taking it, starts a cycle.
+struct VtrrModel {
+    w: Vec<u64>,
+    counter: Vec<u128>,
+    vft: Vec<u128>,
+    state: Vec<St>,
+    queue: Vec<ClientId>,
+    pos: usize,
+    qvt: u128,
 }
 
-fn run_model(
-    algo: &str,
-    m: &mut dyn Model,
-    initial: &[u64],
-    ops: &[Op],
-) -> Result<(), TestCaseError> {
-    let mut lib = registry::build(
-        algo,
-        &PolicyOptions {
-            quantum_ns: Q,
-            seed: 1,
-        },
-    )
-    .unwrap();
-    for &t in initial {
-        let id = lib.join(t).unwrap();
-        prop_assert_eq!(id, m.join(t));
-    }
-    for (step, op) in ops.iter().enumerate() {
-        let live = alive(m.states());
-        let nth = |i: usize| live[i % live.len()];
-        match *op {
-            Op::Pick => {
-                let want = m.pick();
-                let got = lib.pick();
-                prop_assert_eq!(got, want, "step {}: {:?}", step, op);
-                if let Some(c) = got {
-                    lib.charge(c, Q).unwrap();
-                }
-            }
-            Op::Join(t) => {
-                let id = lib.join(t).unwrap();
-                prop_assert_eq!(id, m.join(t));
-            }
-            _ if live.is_empty() => {}
-            Op::Leave(i) => {
-                let a = nth(i);
-                lib.leave(a).unwrap();
-                m.leave(a);
-            }
-            Op::Block(i) => {
-                let a = nth(i);
-                if m.states()[a] == St::Runnable {
-                    lib.block(a).unwrap();
-                    m.block(a);
-                }
-            }
-            Op::Wake(i) => {
-                let a = nth(i);
-                if m.states()[a] == St::Blocked {
-                    lib.wake(a).unwrap();
-                    m.wake(a);
-                }
-            }
-            Op::Weight(i, t) => {
-                let a = nth(i);
-                lib.set_weight(a, t).unwrap();
-                m.weight(a, t);
-            }
+const ONE: u128 = 1 << 40;
+
+impl VtrrModel {
+    fn new() -> Self {
+        VtrrModel {
+            w: Vec::new(),
+            counter: Vec::new(),
+            vft: Vec::new(),
+            state: Vec::new(),
+            queue: Vec::new(),
+            pos: 0,
+            qvt: 0,
         }
     }
-    Ok(())
+    fn s_total(&self) -> u128 {
+        self.queue.iter().map(|&c| self.w[c] as u128).sum()
+    }
+    fn c_total(&self) -> u128 {
+        self.queue.iter().map(|&c| self.counter[c]).sum()
+    }
+    fn new_cycle(&mut self) {
+        for &c in &self.queue {
+            self.counter[c] = self.w[c] as u128;
+        }
+        self.pos = 0;
+    }
+    fn insert(&mut self, a: ClientId, fresh: bool) {
+        let (s, w) = (self.s_total(), self.w[a] as u128);
+        self.counter[a] = if s == 0 {
+            w
+        } else {
+            (self.c_total() * w).div_ceil(s)
+        };
+        let start = self.qvt + ONE / w;
+        self.vft[a] = if fresh { start } else { self.vft[a].max(start) };
+        let at = self
+            .queue
+            .iter()
+            .position(|&c| (self.w[c] as u128) < w)
+            .unwrap_or(self.queue.len());
+        if self.pos > 0 && at <= self.pos {
+            self.pos += 1;
+        }
+        self.queue.insert(at, a);
+        self.state[a] = St::Runnable;
+    }
+    fn remove(&mut self, a: ClientId, to: St) {
+        let i = self.queue.iter().position(|&c| c == a).unwrap();
+        self.queue.remove(i);
+        self.state[a] = to;
+        if i < self.pos {
+            self.pos -= 1;
+        }
+        if self.pos >= self.queue.len() {
+            self.pos = 0;
+        }
+        if self.c_total() == 0 && !self.queue.is_empty() {
+            self.new_cycle();
+        }
+    }
+}
+
+impl Model for VtrrModel {
+    fn states(&self) -> &[St] {
+        &self.state
+    }
+    fn join(&mut self, t: u64) -> ClientId {
+        self.w.push(t);
+        self.counter.push(0);
+        self.vft.push(0);
+        self.state.push(St::Blocked);
+        let a = self.w.len() - 1;
+        self.insert(a, true);
+        a
+    }
+    fn pick(&mut self) -> Option<ClientId> {
+        if self.queue.is_empty() {
+            return None;
+        }
+        if self.counter[self.queue[self.pos]] == 0 {
+            self.pos = 0;
+        }
+        if self.counter[self.queue[self.pos]] == 0 {
+            match self.queue.iter().position(|&c| self.counter[c] > 0) {
+                Some(i) => self.pos = i,
+                None => self.new_cycle(),
+            }
+        }
+        let a = self.queue[self.pos];
+        let s = self.s_total();
+        self.counter[a] = self.counter[a].saturating_sub(1);
+        self.vft[a] += ONE / self.w[a] as u128;
+        self.qvt += ONE / s;
+        let qvt_next = self.qvt + ONE / s;
+        self.pos = match self.queue.get(self.pos + 1) {
+            Some(&c)
+                if self.counter[c] > self.counter[a]
+                    || (self.counter[c] > 0
+                        && self.vft[c] < qvt_next + ONE / self.w[c] as u128) =>
+            {
+                self.pos + 1
+            }
+            _ => 0,
+        };
+        if self.c_total() == 0 {
+            self.new_cycle();
+        }
+        Some(a)
+    }
+    fn leave(&mut self, a: ClientId) {
+        if self.state[a] == St::Runnable {
+            self.remove(a, St::Gone);
+        }
+        self.state[a] = St::Gone;
+    }
+    fn block(&mut self, a: ClientId) {
+        self.remove(a, St::Blocked);
+    }
+    fn wake(&mut self, a: ClientId) {
+        self.insert(a, false);
+    }
+    fn weight(&mut self, a: ClientId, t: u64) {
+        if self.state[a] == St::Runnable {
+            self.remove(a, St::Blocked);
+            self.w[a] = t;
+            self.insert(a, false);
+        } else {
+            self.w[a] = t;
+        }
+    }
+}
+
+/// SRR (Guo, as srr.rs states its rules, GR3 §3): the weight matrix's
+/// column b lists, in the order they became runnable, the clients whose
+/// share has bit b; WSS^1 = 1, WSS^i = WSS^(i−1), i, WSS^(i−1), built here
+/// term by term; term i of a pass over WSS^k serves column k − i, one
+/// client per pick, empty columns skipped. k is the bit length of the
+/// largest runnable share; when it changes the pass restarts at its first
+/// term. A leaver before the scan's place in the column being served moves
+/// that place back by one.
+struct SrrModel {
+    w: Vec<u64>,
+    state: Vec<St>,
+    columns: Vec<Vec<ClientId>>,
+    k: u32,
+    wss: Vec<u32>,
+    term: usize,
+    idx: usize,
+}
+
+fn wss(k: u32) -> Vec<u32> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let inner = wss(k - 1);
+    let mut v = inner.clone();
+    v.push(k);
+    v.extend(inner);
+    v
+}
+
+impl SrrModel {
+    fn new() -> Self {
+        SrrModel {
+            w: Vec::new(),
+            state: Vec::new(),
+            columns: vec![Vec::new(); 64],
+            k: 0,
+            wss: Vec::new(),
+            term: 0,
+            idx: 0,
+        }
+    }
+    fn column(&self) -> usize {
+        (self.k - self.wss[self.term]) as usize
+    }
+    fn rescan(&mut self) {
+        let k = (0..self.w.len())
+            .filter(|&a| self.state[a] == St::Runnable)
+            .map(|a| 64 - self.w[a].leading_zeros())
+            .max()
+            .unwrap_or(0);
+        if k != self.k {
+            self.k = k;
+            self.wss = wss(k);
+            self.term = 0;
+            self.idx = 0;
+        }
+    }
+    fn insert(&mut self, a: ClientId) {
+        for b in 0..64 {
+            if self.w[a] >> b & 1 == 1 {
+                self.columns[b].push(a);
+            }
+        }
+        self.state[a] = St::Runnable;
+        self.rescan();
+    }
+    fn remove(&mut self, a: ClientId, to: St) {
+        let cur = (self.k > 0).then(|| self.column());
+        for b in 0..64 {
+            if let Some(i) = self.columns[b].iter().position(|&c| c == a) {
+                self.columns[b].remove(i);
+                if Some(b) == cur && i < self.idx {
+                    self.idx -= 1;
+                }
+            }
+        }
+        self.state[a] = to;
+        self.rescan();
+    }
+}
+
+impl Model for SrrModel {
+    fn states(&self) -> &[St] {
+        &self.state
+    }
+    fn join(&mut self, t: u64) -> ClientId {
+        self.w.push(t);
+        self.state.push(St::Blocked);
+        let a = self.w.len() - 1;
+        self.insert(a);
+        a
+    }
+    fn pick(&mut self) -> Option<ClientId> {
+        if self.k == 0 {
+            return None;
+        }
+        loop {
+            if let Some(&a) = self.columns[self.column()].get(self.idx) {
+                self.idx += 1;
+                return Some(a);
+            }
+            self.term = (self.term + 1) % self.wss.len();
+            self.idx = 0;
+        }
+    }
+    fn leave(&mut self, a: ClientId) {
+        if self.state[a] == St::Runnable {
+            self.remove(a, St::Gone);
+        }
+        self.state[a] = St::Gone;
+    }
+    fn block(&mut self, a: ClientId) {
+        self.remove(a, St::Blocked);
+    }
+    fn wake(&mut self, a: ClientId) {
+        self.insert(a);
+    }
+    fn weight(&mut self, a: ClientId, t: u64) {
+        if self.state[a] == St::Runnable {
+            self.remove(a, St::Blocked);
+            self.w[a] = t;
+            self.insert(a);
+        } else {
+            self.w[a] = t;
+        }
+    }
+}
+
+/// WRR (GR3 §3, as wrr.rs states its rules): a FIFO of runnable clients;
+/// the head runs S quanta in a row, then goes to the tail; joiners and
+/// wakers go to the tail; a head that stops being runnable forfeits the
+/// rest of its turn; a weight change of the head mid-turn leaves it
+/// max(1, S_new − quanta already run) of the turn.
+struct WrrModel {
+    w: Vec<u64>,
+    state: Vec<St>,
+    fifo: Vec<ClientId>,
+    /// Quanta left in the head's turn; 0 before it starts.
+    left: u64,
+}
+
+impl WrrModel {
+    fn remove(&mut self, a: ClientId, to: St) {
+        let i = self.fifo.iter().position(|&c| c == a).unwrap();
+        self.fifo.remove(i);
+        if i == 0 {
+            self.left = 0;
+        }
+        self.state[a] = to;
+    }
+}
+
+impl Model for WrrModel {
+    fn states(&self) -> &[St] {
+        &self.state
+    }
+    fn join(&mut self, t: u64) -> ClientId {
+        self.w.push(t);
+        self.state.push(St::Runnable);
+        self.fifo.push(self.w.len() - 1);
+        self.w.len() - 1
+    }
+    fn pick(&mut self) -> Option<ClientId> {
+        let a = *self.fifo.first()?;
+        if self.left == 0 {
+            self.left = self.w[a];
+        }
+        self.left -= 1;
+        if self.left == 0 {
+            self.fifo.rotate_left(1);
+        }
+        Some(a)
+    }
+    fn leave(&mut self, a: ClientId) {
+        if self.state[a] == St::Runnable {
+            self.remove(a, St::Gone);
+        }
+        self.state[a] = St::Gone;
+    }
+    fn block(&mut self, a: ClientId) {
+        self.remove(a, St::Blocked);
+    }
+    fn wake(&mut self, a: ClientId) {
+        self.state[a] = St::Runnable;
+        self.fifo.push(a);
+    }
+    fn weight(&mut self, a: ClientId, t: u64) {
+        if self.fifo.first() == Some(&a) && self.left > 0 {
+            let run = self.w[a].saturating_sub(self.left);
+            self.left = t.saturating_sub(run).max(1);
+        }
+        self.w[a] = t;
+    }
 }
 
 proptest! {
@@ -445,6 +672,22 @@ proptest! {
     fn wf2q_follows_the_model_through_changes((initial, ops) in ops()) {
         let mut m = Wf2qModel { w: Vec::new(), start: Vec::new(), state: Vec::new(), big_v: 0 };
         run_model("wf2q", &mut m, &initial, &ops)?;
+    }
+
+    #[test]
+    fn vtrr_follows_the_model_through_changes((initial, ops) in ops()) {
+        run_model("vtrr", &mut VtrrModel::new(), &initial, &ops)?;
+    }
+
+    #[test]
+    fn srr_follows_the_model_through_changes((initial, ops) in ops()) {
+        run_model("srr", &mut SrrModel::new(), &initial, &ops)?;
+    }
+
+    #[test]
+    fn wrr_follows_the_model_through_changes((initial, ops) in ops()) {
+        let mut m = WrrModel { w: Vec::new(), state: Vec::new(), fifo: Vec::new(), left: 0 };
+        run_model("wrr", &mut m, &initial, &ops)?;
     }
 }
 

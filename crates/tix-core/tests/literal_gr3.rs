@@ -17,8 +17,8 @@
 //!   falls below one, selection wraps to the head, R += 1.
 //!
 //! Scope: every client joins before the first pick (§4.2's basic
-//! algorithm). §4.3's joins, leaves and share changes between picks are
-//! not modelled yet.
+//! algorithm). §4.3's joins, leaves and share changes between picks:
+//! literal_gr3_dynamic.rs.
 
 mod literal;
 

@@ -98,3 +98,124 @@ pub fn exact_shares() -> impl Strategy<Value = Vec<u64>> {
             .prop_map(|(v, d, k, at)| with_big(v, d << k, at)),
     ]
 }
+
+/// One step of a workload. Indices pick among the clients that exist at
+/// that moment (mod their number), so every generated sequence is valid.
+#[derive(Debug, Clone)]
+pub enum Op {
+    Pick,
+    Join(u64),
+    Leave(usize),
+    Block(usize),
+    Wake(usize),
+    Weight(usize, u64),
+}
+
+pub fn weight() -> impl Strategy<Value = u64> {
+    let odd = prop::sample::select(ODD.to_vec());
+    (odd, 0u32..=6).prop_map(|(d, k)| d << k)
+}
+
+pub fn ops() -> impl Strategy<Value = (Vec<u64>, Vec<Op>)> {
+    let op = prop_oneof![
+        6 => Just(Op::Pick),
+        1 => weight().prop_map(Op::Join),
+        1 => any::<usize>().prop_map(Op::Leave),
+        2 => any::<usize>().prop_map(Op::Block),
+        2 => any::<usize>().prop_map(Op::Wake),
+        1 => (any::<usize>(), weight()).prop_map(|(i, w)| Op::Weight(i, w)),
+    ];
+    (
+        prop::collection::vec(weight(), 1..=8),
+        prop::collection::vec(op, 1..=300),
+    )
+}
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum St {
+    Runnable,
+    Blocked,
+    Gone,
+}
+
+/// What the harness asks of a model. Ops arrive only where they are valid:
+/// `block` and `leave` of a runnable client, or `leave` of a blocked one,
+/// `wake` of a blocked one; never while a pick is unanswered.
+pub trait Model {
+    fn states(&self) -> &[St];
+    fn join(&mut self, t: u64) -> ClientId;
+    fn pick(&mut self) -> Option<ClientId>;
+    fn leave(&mut self, a: ClientId);
+    fn block(&mut self, a: ClientId);
+    fn wake(&mut self, a: ClientId);
+    fn weight(&mut self, a: ClientId, t: u64);
+}
+
+/// The clients that exist (joined, not left), in join order.
+fn alive(state: &[St]) -> Vec<ClientId> {
+    (0..state.len()).filter(|&a| state[a] != St::Gone).collect()
+}
+
+pub fn run_model(
+    algo: &str,
+    m: &mut dyn Model,
+    initial: &[u64],
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
+    let mut lib = registry::build(
+        algo,
+        &PolicyOptions {
+            quantum_ns: EXACT_Q,
+            seed: 1,
+        },
+    )
+    .unwrap();
+    for &t in initial {
+        let id = lib.join(t).unwrap();
+        prop_assert_eq!(id, m.join(t));
+    }
+    for (step, op) in ops.iter().enumerate() {
+        let live = alive(m.states());
+        let nth = |i: usize| live[i % live.len()];
+        match *op {
+            Op::Pick => {
+                let want = m.pick();
+                let got = lib.pick();
+                prop_assert_eq!(got, want, "step {}: {:?}", step, op);
+                if let Some(c) = got {
+                    lib.charge(c, EXACT_Q).unwrap();
+                }
+            }
+            Op::Join(t) => {
+                let id = lib.join(t).unwrap();
+                prop_assert_eq!(id, m.join(t));
+            }
+            _ if live.is_empty() => {}
+            Op::Leave(i) => {
+                let a = nth(i);
+                lib.leave(a).unwrap();
+                m.leave(a);
+            }
+            Op::Block(i) => {
+                let a = nth(i);
+                if m.states()[a] == St::Runnable {
+                    lib.block(a).unwrap();
+                    m.block(a);
+                }
+            }
+            Op::Wake(i) => {
+                let a = nth(i);
+                if m.states()[a] == St::Blocked {
+                    lib.wake(a).unwrap();
+                    m.wake(a);
+                }
+            }
+            Op::Weight(i, t) => {
+                let a = nth(i);
+                lib.set_weight(a, t).unwrap();
+                m.weight(a, t);
+            }
+        }
+    }
+    Ok(())
+}
