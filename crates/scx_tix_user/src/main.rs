@@ -7,7 +7,8 @@
 //!
 //! The shell (policy.rs holds the mapping, this file the loop):
 //! * a task (thread) is a client whose weight is the kernel's sched_ext
-//!   weight (nice, sched_setattr: 1..10000, 100 at nice 0);
+//!   weight (nice, sched_setattr: 1..10000, 100 at nice 0), or with
+//!   `--twrs` that weight readjusted per process (twrs.rs);
 //! * the policy's sequence of picks orders the shared queue: a task handed
 //!   back is dispatched at once, keyed by its next turn (policy.rs);
 //! * safety is sched_ext's: if this process stalls, crashes or is killed,
@@ -25,6 +26,7 @@ pub mod bpf_intf;
 #[allow(dead_code, clippy::all)]
 mod bpf;
 mod policy;
+mod twrs;
 
 use anyhow::{bail, Context, Result};
 use bpf::*;
@@ -63,6 +65,11 @@ struct Opts {
     /// to FILE at exit: the order the tasks are keyed in, e.g. GR3's cycles.
     #[arg(long, value_name = "FILE")]
     trace: Option<std::path::PathBuf>,
+    /// Weigh threads per process (TWRS, Samih Ch. 3, Eq. 3.3): a thread
+    /// of a process with n of the N runnable threads weighs its nice
+    /// weight × (N − n), so spawning threads gains a process nothing.
+    #[arg(long)]
+    twrs: bool,
     /// Detach after this many seconds (0: run until signalled).
     #[arg(long, default_value_t = 0)]
     exit_after: u64,
@@ -93,6 +100,9 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         opts.seed,
         Box::new(policy::asleep_in_proc),
     )?;
+    if opts.twrs {
+        shell = shell.with_twrs(Box::new(twrs::tgid_in_proc));
+    }
     let mut trace_out = match &opts.trace {
         Some(p) => {
             Some(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)
@@ -118,8 +128,9 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         "tix_user",
     )?;
     eprintln!(
-        "scx_tix_user: policy {} attached, slice {} µs, {} CPUs",
+        "scx_tix_user: policy {}{} attached, slice {} µs, {} CPUs",
         shell.name(),
+        if opts.twrs { " (twrs)" } else { "" },
         opts.slice_us,
         *bpf.nr_online_cpus_mut()
     );

@@ -25,10 +25,11 @@
 //! policy and joins afresh when it returns, as a new client would.
 
 use crate::bpf::{DispatchedTask, QueuedTask, RL_CPU_ANY};
+use crate::twrs::{TgidFn, Twrs};
 use anyhow::{bail, Result};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
-use tix_core::sched::{ClientId, PolicyOptions, Scheduler};
+use tix_core::sched::{ClientId, PolicyOptions, Scheduler, MAX_WEIGHT};
 
 /// Policies a real task can be scheduled by: every proportional-share one
 /// but WRR, and round robin as the baseline. WRR serves each client its
@@ -66,7 +67,12 @@ const MAX_PICKS: usize = 1 << 20;
 
 struct Client {
     id: ClientId,
+    /// Its weight in the policy: the kernel's, or TWRS's readjustment of it.
     weight: u64,
+    /// The kernel's weight (nice): TWRS's process weight.
+    base: u64,
+    /// Its process (TWRS; the pid itself without).
+    tgid: i32,
     /// Blocked in the policy (found asleep while out).
     blocked: bool,
     /// Dispatched with a key and not yet handed back.
@@ -123,6 +129,9 @@ pub struct Shell {
     found_asleep: u64,
     /// The policy's turns (pid, weight), when tracing, up to its capacity.
     pub trace: Option<Vec<(i32, u64)>>,
+    /// Thread weights readjusted per process (`--twrs`).
+    twrs: Option<Twrs>,
+    reweighs: u64,
 }
 
 impl Shell {
@@ -173,7 +182,32 @@ impl Shell {
             dropped: 0,
             found_asleep: 0,
             trace: None,
+            twrs: None,
+            reweighs: 0,
         })
+    }
+
+    /// Weigh threads per process (TWRS, twrs.rs) from now on.
+    pub fn with_twrs(mut self, tgid_of: TgidFn) -> Self {
+        self.twrs = Some(Twrs::new(tgid_of));
+        self
+    }
+
+    /// TWRS: after runnable counts changed, every runnable thread's weight
+    /// by Eq. 3.3 (blocked ones are weighed when they wake). O(clients)
+    /// per change of the counts, not per dispatch.
+    fn reweigh(&mut self) {
+        let Some(t) = self.twrs.as_mut().filter(|t| t.dirty) else {
+            return;
+        };
+        t.dirty = false;
+        for c in self.clients.values_mut().filter(|c| !c.blocked) {
+            let w = t.weight(c.base, c.tgid).clamp(1, MAX_WEIGHT);
+            if w != c.weight && self.sched.set_weight(c.id, w).is_ok() {
+                c.weight = w;
+                self.reweighs += 1;
+            }
+        }
     }
 
     pub fn name(&self) -> &'static str {
@@ -189,13 +223,22 @@ impl Shell {
             c.enq_cnt = task.enq_cnt;
             // Errors cannot happen for a client we track; if one did, the
             // task would still be dispatched (at the next key).
-            if c.weight != weight {
-                let _ = self.sched.set_weight(c.id, weight);
-                c.weight = weight;
+            if c.base != weight {
+                c.base = weight;
+                match self.twrs.as_mut() {
+                    Some(t) => t.dirty = true,
+                    None => {
+                        let _ = self.sched.set_weight(c.id, weight);
+                        c.weight = weight;
+                    }
+                }
             }
             if c.blocked {
                 let _ = self.sched.wake(c.id);
                 c.blocked = false;
+                if let Some(t) = self.twrs.as_mut() {
+                    t.up(c.tgid);
+                }
             }
             if c.out {
                 c.out = false;
@@ -209,6 +252,14 @@ impl Shell {
         let Ok(id) = self.sched.join(weight) else {
             return;
         };
+        let tgid = match self.twrs.as_mut() {
+            Some(t) => {
+                let g = t.tgid(task.pid);
+                t.up(g);
+                g
+            }
+            None => task.pid,
+        };
         self.joins += 1;
         self.pids.insert(id, task.pid);
         self.clients.insert(
@@ -216,6 +267,8 @@ impl Shell {
             Client {
                 id,
                 weight,
+                base: weight,
+                tgid,
                 blocked: false,
                 out: false,
                 turns: VecDeque::new(),
@@ -246,6 +299,7 @@ impl Shell {
     pub fn dispatch(&mut self) -> Option<DispatchedTask> {
         let pid = self.ready.pop_front()?;
         let t0 = Instant::now();
+        self.reweigh();
         let key = self.next_turn(pid);
         let mut last = key;
         let mut quanta = 1;
@@ -343,6 +397,9 @@ impl Shell {
             if (self.asleep)(who) {
                 let _ = self.sched.block(id);
                 c.blocked = true;
+                if let Some(t) = self.twrs.as_mut() {
+                    t.down(c.tgid);
+                }
                 self.dropped += c.turns.len() as u64;
                 c.turns.clear();
                 self.found_asleep += 1;
@@ -369,6 +426,9 @@ impl Shell {
         for pid in gone {
             if let Some(c) = self.clients.remove(&pid) {
                 let _ = self.sched.leave(c.id);
+                if let (Some(t), false) = (self.twrs.as_mut(), c.blocked) {
+                    t.down(c.tgid);
+                }
                 self.pids.remove(&c.id);
                 self.leaves += 1;
             }
@@ -381,9 +441,10 @@ impl Shell {
         let congested = *bpf.nr_sched_congested_mut();
         let per = |n: u64| self.decide_ns.checked_div(n).unwrap_or(0);
         format!(
-            "policy {} dispatches {} picks {} decision {} ns/dispatch dropped {} asleep {} \
-             clients {} joins {} leaves {} kernel-dispatches {} failed {} congested {}",
+            "policy {}{} dispatches {} picks {} decision {} ns/dispatch dropped {} asleep {} \
+             clients {} joins {} leaves {} reweighs {} kernel-dispatches {} failed {} congested {}",
             self.sched.name(),
+            if self.twrs.is_some() { "+twrs" } else { "" },
             self.dispatches,
             self.picks,
             per(self.dispatches),
@@ -392,6 +453,7 @@ impl Shell {
             self.clients.len(),
             self.joins,
             self.leaves,
+            self.reweighs,
             kernel,
             failed,
             congested,
@@ -595,6 +657,28 @@ mod tests {
                 let ideal = 8000 * w / 800;
                 assert!(g.abs_diff(ideal) <= 40, "{policy}: {got:?}");
             }
+        }
+    }
+
+    #[test]
+    fn twrs_gives_a_process_of_four_threads_what_one_of_one_gets() {
+        // Pids 100..=103 are one process's threads, 104 a process of its
+        // own, all at nice 0, one CPU: thread-fair they get .8 and .2;
+        // under TWRS (N = 5) the four weigh 100 each and the one 400, so
+        // each process gets half (Samih Ch. 3's aim).
+        let w = [100, 100, 100, 100, 100];
+        let tgid = |pid: i32| if pid < 104 { 1 } else { pid };
+        for (twrs, want) in [(false, 1000), (true, 2500)] {
+            let mut shell = Shell::new("gr3", 1, 4_000_000, 7, Box::new(|_| false)).unwrap();
+            if twrs {
+                shell = shell.with_twrs(Box::new(tgid));
+            }
+            let ran = kernel(&mut shell, &w, 1, 6000);
+            let one = ran[1000..].iter().filter(|&&p| p == 104).count() as u64;
+            assert!(
+                one.abs_diff(want) <= 4,
+                "twrs {twrs}: the lone thread ran {one} of 5000"
+            );
         }
     }
 
