@@ -24,9 +24,9 @@
 U_LOG=/tmp/scx_tix_user.log
 U_PID=
 
-user_start() {
+user_start() { # ARGS... (U_BIN=scx_tix: through scx_tix's hand-over)
     : >"$U_LOG"
-    scx_tix_user "$@" >>"$U_LOG" 2>&1 &
+    ${U_BIN:-scx_tix_user} "$@" >>"$U_LOG" 2>&1 &
     U_PID=$!
     wait_attach "$U_PID" 180000 || { diag "scx_tix_user did not attach:"; tail -5 "$U_LOG" | sed 's/^/#   /'; return 1; }
 }
@@ -89,7 +89,8 @@ echo 1 >/sys/devices/system/cpu/cpu1/online
 diag "CPU 1 back: $(cat /sys/devices/system/cpu/online) online"
 
 r0=$(run_pair)
-r1=$(run_pair --twrs)
+# As a user starts it: scx_tix --policy gr3 --twrs hands over.
+r1=$(U_BIN=scx_tix run_pair --twrs)
 s0=${r0%% *}
 s1=${r1%% *}
 diag "two CPUs: lone process $s0 thread-fair, $s1 under TWRS (ideal .2 and .5)"

@@ -14,6 +14,8 @@ pub const USER_POLICIES: &[&str] = &["gr3", "wf2q", "eevdf", "vtrr", "srr", "wfq
 
 /// The options that mean the same to scx_tix_user (value-taking).
 const PASSED_ON: &[&str] = &["--slice-us"];
+/// scx_tix_user's own switches, passed on (TWRS: thread weights per process).
+const SWITCHES: &[&str] = &["--twrs"];
 
 /// If argv names a user-space policy, the arguments scx_tix_user gets, or
 /// the one-line reason they cannot be handed over; None for every other
@@ -35,6 +37,7 @@ pub fn handover(args: &[OsString]) -> Option<Result<Vec<OsString>, String>> {
             _ => (a.clone(), None),
         };
         let takes_value = key == "--policy" || PASSED_ON.contains(&key.as_str());
+        let bare = val.is_none();
         let value = if takes_value && val.is_none() {
             i += 1;
             args.get(i).cloned()
@@ -46,6 +49,8 @@ pub fn handover(args: &[OsString]) -> Option<Result<Vec<OsString>, String>> {
         } else if takes_value {
             out.push(key);
             out.extend(value);
+        } else if SWITCHES.contains(&key.as_str()) && bare {
+            out.push(key);
         } else {
             rest.push(key);
         }
@@ -54,8 +59,8 @@ pub fn handover(args: &[OsString]) -> Option<Result<Vec<OsString>, String>> {
     let policy = policy.filter(|p| USER_POLICIES.contains(&p.as_str()))?;
     if let Some(other) = rest.first() {
         return Some(Err(format!(
-            "--policy {policy} runs in user space (scx_tix_user), which takes --slice-us only, \
-             not {other}; tickets, currencies and the control socket are lottery's and stride's"
+            "--policy {policy} runs in user space (scx_tix_user), which takes --slice-us and \
+             --twrs only, not {other}; tickets, currencies and the control socket are lottery's and stride's"
         )));
     }
     let mut v: Vec<OsString> = vec!["--policy".into(), policy.into()];
@@ -96,6 +101,8 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(got, argv("--policy wf2q --slice-us 2000")[1..].to_vec());
+        let got = handover(&argv("--twrs --policy eevdf")).unwrap().unwrap();
+        assert_eq!(got, argv("--policy eevdf --twrs")[1..].to_vec());
     }
 
     #[test]
