@@ -11,7 +11,9 @@
 //!   *successor* changed) leave `ratio_num` untouched, eq. 4 is `+= S_G`, and
 //!   only eqs. 11/14 (the group's own share changed) rescale it by
 //!   S_G/S_G_old, rounded to nearest: the one rounding in the ratios. Static
-//!   schedules are therefore exact.
+//!   schedules are therefore exact; under changes the rounding is a
+//!   departure from exact eqs. 11/14 (tests/literal_gr3_dynamic.rs follows
+//!   it; an exact reading differs on ~1% of its random sequences).
 //! * The last group has ratio 1 (`ratio_num = S_G`, "next share" = its own);
 //!   when it drops below 1 selection wraps to the head with R += 1.
 //! * A cycle ends when the total counter reaches 0; counters and ratios are
