@@ -48,6 +48,9 @@ gzip -9n "$root"/usr/share/man/man1/*.1 "$root/usr/share/man/man8/scx_tix.8"
 "$target/release/tix" completions zsh >"$root/usr/share/zsh/vendor-completions/_tix"
 "$target/release/tix" completions fish >"$root/usr/share/fish/vendor_completions.d/tix.fish"
 install -m 0644 README.md "$root/usr/share/doc/tix/README.md"
+# The scenario files, for `tix sim run` and `tix sim kernel`.
+install -d "$root/usr/share/tix/scenarios"
+install -m 0644 crates/tix-sim/scenarios/*.toml "$root/usr/share/tix/scenarios/"
 libdir=$root/usr/lib/x86_64-linux-gnu
 install -d "$root/usr/include" "$libdir"
 install -m 0644 crates/tix-lock/include/tix_lock.h "$root/usr/include/"
@@ -69,7 +72,7 @@ Architecture: amd64" ] || { echo "package: unexpected fields: $info" >&2; exit 1
 files=$(dpkg-deb --contents "$deb" | awk '{ print $6 }')
 for f in ./usr/bin/scx_tix ./usr/bin/scx_tix_user ./usr/bin/tix ./usr/bin/lnice ./usr/bin/ltix ./usr/bin/mkcur ./usr/bin/fundx ./lib/systemd/system/tix.service \
     ./etc/default/tix ./etc/tix/tix.toml ./usr/share/man/man1/tix.1.gz ./usr/share/man/man1/tix-status.1.gz ./usr/share/man/man8/scx_tix.8.gz \
-    ./usr/share/bash-completion/completions/tix ./usr/include/tix_lock.h \
+    ./usr/share/bash-completion/completions/tix ./usr/include/tix_lock.h ./usr/share/tix/scenarios/kernel-gr3.toml \
     ./usr/lib/x86_64-linux-gnu/libtix_lock.a ./usr/lib/x86_64-linux-gnu/libtix_lock.so; do
     echo "$files" | grep -qx -- "$f" || { echo "package: $f missing from $deb" >&2; exit 1; }
 done

@@ -55,6 +55,7 @@ boot() {
         --add "$target/release/examples/fig11:/opt/tix/bin/fig11" \
         --add "$target/release/examples/lock-inversion:/opt/tix/bin/lock-inversion" \
         --add "$here:/usr/share/tix/tests" \
+        --add "$repo/crates/tix-sim/scenarios:/usr/share/tix/scenarios" \
         ${debadd[@]+"${debadd[@]}"} ${vmopts[@]+"${vmopts[@]}"} -- \
         "TIX_ONLY='$2' . /usr/share/tix/tests/guest-main.sh"
 }

@@ -12,9 +12,16 @@
 //!   slice was charged (the `Scheduler` protocol's order); there is no
 //!   preemption on wake. So a client woken mid-slice is queued after the
 //!   running client's requeue (rr may run the hog twice before it).
-//! - With one shared queue and several CPUs, a dispatched client is blocked
-//!   in the policy while it runs and woken when its slice ends, so other
-//!   CPUs cannot pick it; policies see that as a short sleep.
+//! - With one shared queue and several CPUs, the policy's picks are turns
+//!   and a client stays queued while it runs, as the kernel backend
+//!   (scx_tix_user) has it: a turn dealt to a client running on another CPU
+//!   is owed to it and run on that CPU right after its slice, back to back
+//!   (so a heavy client's consecutive turns on N CPUs become one run rather
+//!   than being lost); owed turns beyond one per CPU are dropped, which
+//!   caps a client at one CPU (water-filling). A continued turn was charged
+//!   a whole quantum when dealt. (Blocking a running client instead, the
+//!   earlier model, made every slice a sleep and a wake: GR3 re-prorated a
+//!   group's counter at each and starved a lone heavy client.)
 //! - The GPS ideal is re-accrued at every change of the runnable set or of
 //!   a weight, water-filled over the CPUs (nobody gets more than one CPU).
 
@@ -57,6 +64,9 @@ struct Cl {
     queued: bool,
     /// Dispatched and its slice has not ended (shared queue, several CPUs).
     running: bool,
+    /// Turns dealt while it ran on another CPU (shared queue), to be run
+    /// back to back on its own.
+    owed: u64,
     exit_pending: bool,
     weight: u64,
     burst_left: u64,
@@ -181,6 +191,9 @@ pub struct Engine {
     heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
     seq: u64,
     free_at: Vec<u64>,
+    /// Per CPU: the client whose slice ended there last (shared queue: it
+    /// runs on if owed turns).
+    last_on: Vec<Option<usize>>,
     last_accrue: u64,
     quanta: u64,
     idle: u64,
@@ -258,6 +271,7 @@ impl Engine {
                 local: usize::MAX,
                 queued: false,
                 running: false,
+                owed: 0,
                 exit_pending: false,
                 weight: 0,
                 burst_left: 0,
@@ -294,6 +308,7 @@ impl Engine {
             heap: BinaryHeap::new(),
             seq: 0,
             free_at: vec![0; c.cpus],
+            last_on: vec![None; c.cpus],
             last_accrue: 0,
             quanta: 0,
             idle: 0,
@@ -419,7 +434,9 @@ impl Engine {
         } else {
             0
         };
-        let want = w > 0 && !self.cl[g].running;
+        // A running client stays queued (shared queue: other CPUs' picks of
+        // it are owed turns, see the header).
+        let want = w > 0;
         let c = &mut self.cl[g];
         let i = match self.sys.config.queue {
             QueueMode::Shared => 0,
@@ -697,6 +714,8 @@ impl Engine {
             }
             Ev::SliceEnd(g) => {
                 self.cl[g].running = false;
+                let cpu = self.cl[g].cpu;
+                self.last_on[cpu] = Some(g);
                 self.after_slice(g, now)?;
             }
             Ev::Exit(g) => {
@@ -891,17 +910,61 @@ impl Engine {
 
     fn dispatch(&mut self, cpu: usize, now: u64) -> Result<bool> {
         let i = self.inst(cpu);
-        let Some(local) = self.scheds[i].pick() else {
-            return Ok(false);
-        };
-        let g = self.owners[i][local];
         let q = self.sys.config.quantum_ns;
         let end = self.sys.config.duration_ns;
+        let shared_mp = self.sys.config.queue == QueueMode::Shared && self.sys.config.cpus > 1;
+        // The client whose slice just ended here runs on if it is owed turns.
+        let cont = self.last_on[cpu].take().filter(|&g| {
+            let c = &mut self.cl[g];
+            if c.st != St::Ready || !c.queued {
+                c.owed = 0;
+            }
+            c.owed > 0
+        });
+        let (g, charged) = if let Some(g) = cont {
+            self.cl[g].owed -= 1;
+            (g, true)
+        } else {
+            let mut tries = 0;
+            loop {
+                let Some(local) = self.scheds[i].pick() else {
+                    return Ok(false);
+                };
+                let g = self.owners[i][local];
+                if !(shared_mp && self.cl[g].running) {
+                    break (g, false);
+                }
+                // Its turn, while it runs elsewhere: owed, or dropped past
+                // one per CPU (the header's water-filling).
+                self.scheds[i].charge(local, q)?;
+                if self.cl[g].owed < self.sys.config.cpus as u64 {
+                    self.cl[g].owed += 1;
+                }
+                // Idle only when every queued client runs elsewhere (the
+                // bound is a guard against a policy that never moves on).
+                tries += 1;
+                if tries == 1 {
+                    let free = self
+                        .cl
+                        .iter()
+                        .any(|c| c.st == St::Ready && c.queued && !c.running);
+                    if !free {
+                        return Ok(false);
+                    }
+                }
+                if tries > 1 << 20 {
+                    return Ok(false);
+                }
+            }
+        };
+        let local = self.cl[g].local;
         let used = {
             let c = &self.cl[g];
             q.min(c.burst_left).min(c.work_left).min(end - now).max(1)
         };
-        self.scheds[i].charge(local, used)?;
+        if !charged {
+            self.scheds[i].charge(local, used)?;
+        }
         self.quanta += 1;
         let t_end = now + used;
         self.free_at[cpu] = t_end;
@@ -915,7 +978,6 @@ impl Engine {
         if let Some(s) = c.awaiting_since.take() {
             c.responses.push(now - s);
         }
-        let shared_mp = self.sys.config.queue == QueueMode::Shared && self.sys.config.cpus > 1;
         if shared_mp {
             c.running = true;
             self.sync(g)?;

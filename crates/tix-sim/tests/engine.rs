@@ -205,3 +205,34 @@ fn nested_currencies_insulate_inflation() {
     assert!((a(1, 0, half) / a(0, 0, half) - 2.0).abs() < 0.1);
     assert!((a(1, half, last) / a(0, half, last) - 8.0).abs() < 0.5);
 }
+
+#[test]
+fn shared_queue_on_two_cpus_serves_feasible_weights_exactly() {
+    // 305 : 194 : 100 : 100 on two CPUs with one shared queue (the kernel
+    // backend's layout; crates/tix-sim/scenarios/kernel-gr3.toml): every
+    // share is feasible (305/699 of two CPUs is .87 of one), so each
+    // deterministic policy gives the weights' shares to within a quantum
+    // or two of 2,000 per CPU. Blocking a client while it ran (the earlier
+    // model) re-prorated GR3's counters at every slice and left the 305
+    // with .0005 of the CPU time.
+    let w = [305u64, 194, 100, 100];
+    for algo in ["gr3", "stride", "eevdf", "wf2q", "wfq", "vtrr", "srr"] {
+        let mut c = cfg(algo, 8);
+        c.cpus = 2;
+        c.quantum_ns = 4_000_000;
+        let mut sys = System::new(c);
+        for (k, &t) in w.iter().enumerate() {
+            sys.cpu_client(&format!("c{k}"), t);
+        }
+        let r = simulate(sys).unwrap();
+        for (cl, &t) in r.clients.iter().zip(&w) {
+            let ideal = t as f64 / 699.0;
+            assert!(
+                (cl.share - ideal).abs() < 0.003,
+                "{algo}: {} got {:.4} of {ideal:.4}",
+                cl.name,
+                cl.share
+            );
+        }
+    }
+}

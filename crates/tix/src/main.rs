@@ -13,6 +13,7 @@ mod ctl;
 mod mach;
 mod schedule;
 mod sim;
+mod sim_kernel;
 mod top;
 mod transfer;
 

@@ -60,6 +60,17 @@ enum SimCmd {
         #[arg(long)]
         csv: Option<PathBuf>,
     },
+    /// Run a scenario's CPU-bound clients as real processes under the
+    /// scheduler attached now (nice levels for their tickets) and print
+    /// each one's share beside the simulator's run of the same file.
+    Kernel {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Time the processes run before the measured window (ms).
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+        settle_ms: u64,
+    },
     /// Run the built-in reproductions and write DIR/index.html.
     Report {
         /// Smaller grids and runs (CI).
@@ -164,6 +175,18 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 println!("{}", serde_json::to_string(&r)?);
             } else {
                 print!("{}", tix_sim::output::table(&r));
+            }
+        }
+        SimCmd::Kernel {
+            file,
+            json,
+            settle_ms,
+        } => {
+            let r = crate::sim_kernel::replay(&file, std::time::Duration::from_millis(settle_ms))?;
+            if json {
+                println!("{}", serde_json::to_string(&r)?);
+            } else {
+                print!("{}", crate::sim_kernel::table(&r));
             }
         }
         SimCmd::Report { quick, out, only } => {
