@@ -17,8 +17,8 @@
 //!   (scx_tix_user) has it: a turn dealt to a client running on another CPU
 //!   is owed to it and run on that CPU right after its slice, back to back
 //!   (so a heavy client's consecutive turns on N CPUs become one run rather
-//!   than being lost); owed turns beyond one per CPU are dropped, which
-//!   caps a client at one CPU (water-filling). A continued turn was charged
+//!   than being lost); owed turns beyond OWED_MAX are dropped, which caps
+//!   a client at one CPU (water-filling). A continued turn was charged
 //!   a whole quantum when dealt. (Blocking a running client instead, the
 //!   earlier model, made every slice a sleep and a wake: GR3 re-prorated a
 //!   group's counter at each and starved a lone heavy client.)
@@ -34,6 +34,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use tix_core::currency::{Ledger, TicketId, BASE};
 use tix_core::{ClientId, PolicyOptions, Scheduler};
+
+/// Most turns a client running on a shared queue is owed (the rest are
+/// dropped): scx_tix_user's longest run (MAX_RUN quanta). A feasible share
+/// stays below it; an infeasible one saturates it and is capped at a CPU.
+const OWED_MAX: u64 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -937,7 +942,7 @@ impl Engine {
                 // Its turn, while it runs elsewhere: owed, or dropped past
                 // one per CPU (the header's water-filling).
                 self.scheds[i].charge(local, q)?;
-                if self.cl[g].owed < self.sys.config.cpus as u64 {
+                if self.cl[g].owed < OWED_MAX {
                     self.cl[g].owed += 1;
                 }
                 // Idle only when every queued client runs elsewhere (the
