@@ -940,7 +940,7 @@ impl Engine {
                     break (g, false);
                 }
                 // Its turn, while it runs elsewhere: owed, or dropped past
-                // one per CPU (the header's water-filling).
+                // OWED_MAX (the header's water-filling).
                 self.scheds[i].charge(local, q)?;
                 if self.cl[g].owed < OWED_MAX {
                     self.cl[g].owed += 1;
