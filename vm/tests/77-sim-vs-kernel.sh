@@ -11,7 +11,9 @@
 # and the snapshots' error under TCG is ~10 ms per running hog of 8-16 s
 # of CPU time, .001). Lottery: 4 binomial sd of the simulator's share over
 # the 2,000 quanta per CPU of 8 s, plus .005 for the snapshots. GR3 on two
-# CPUs is measured and reported, not asserted (below).
+# CPUs held the 305 within .5 points of the simulator once its runs reach
+# 2N - 1 keys (crates/scx_tix_user/src/policy.rs, `reach`); at N keys it
+# was 5 points short.
 
 . /usr/share/tix/tests/common.sh
 
@@ -80,13 +82,7 @@ for algo in gr3 stride lottery; do
 done
 echo 1 >/sys/devices/system/cpu/cpu1/online
 diag "CPU 1 back: $(cat /sys/devices/system/cpu/online) online"
-for algo in stride lottery; do
+for algo in gr3 stride lottery; do
     compare "$algo" 2
     check "$algo, two CPUs: simulator and kernel shares of one scenario within 2 points (lottery: 4 sd + .005)" $?
 done
-# GR3 on two CPUs: measured, not asserted. The backend loses the heavy
-# client a quantum at most of its run ends (its turns come in pairs three
-# keys apart, so its runs are one or two quanta), the case docs/design.md
-# names as open; the simulator's one shared queue does not.
-compare gr3 2
-diag "gr3, two CPUs: within 2 points of the simulator: $([ $? -eq 0 ] && echo yes || echo no, open)"
