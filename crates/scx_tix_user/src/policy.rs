@@ -295,7 +295,7 @@ impl Shell {
     /// (a task cannot hold two places in the queue, and the CPU that ran
     /// it takes the next key before the task is handed back: A A B must be
     /// one dispatch of two quanta, not A B A; on N CPUs "back to back" is
-    /// within N keys). None when none waits.
+    /// within `reach`, 2N − 1 keys). None when none waits.
     pub fn dispatch(&mut self) -> Option<DispatchedTask> {
         let pid = self.ready.pop_front()?;
         let t0 = Instant::now();
@@ -305,9 +305,9 @@ impl Shell {
         let mut quanta = 1;
         let reach = self.reach();
         while quanta < MAX_RUN {
-            // Its next turn within `cpus` keys comes due about when this
-            // quantum ends, so it is the same run: on one CPU the very next
-            // key, on N the next N (they run N at a time).
+            // Its next turn within reach comes due by about when this
+            // quantum ends (`reach`), so it is the same run: on one CPU the
+            // very next key, on N the next 2N − 1.
             while self.seq < last + reach {
                 if self.deal().is_none() {
                     break;
