@@ -243,4 +243,36 @@ mod tests {
         assert_eq!(nice_for(305), Some(-5));
         assert_eq!(nice_for(150), None);
     }
+
+    const BASE: &str = "[sim]\nalgo = \"gr3\"\ncpus = 2\nquantum_ms = 4\nduration_s = 1\n";
+
+    /// The one-line reason a file with `extra` after BASE is refused.
+    fn refused(extra: &str) -> String {
+        let sys = tix_sim::scenario::parse("t.toml", &format!("{BASE}{extra}")).unwrap();
+        let e = check(&sys, 2).unwrap_err().to_string();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        e
+    }
+
+    #[test]
+    fn what_cannot_be_replayed_is_refused_naming_it() {
+        let hog = "[[client]]\nname = \"a\"\ntickets = 100\n";
+        let sys = tix_sim::scenario::parse("t.toml", &format!("{BASE}{hog}")).unwrap();
+        assert_eq!(check(&sys, 2).unwrap(), vec![0]);
+        assert!(check(&sys, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("[sim].cpus"));
+        let e = refused("[[client]]\nname = \"io\"\ntickets = 100\nbehaviour = \"io\"\nrun_ms = 1\nblock_ms = 1\n");
+        assert!(e.contains("client 0 (io): behaviour"), "{e}");
+        let e = refused("[[client]]\nname = \"late\"\ntickets = 100\narrive_s = 1\n");
+        assert!(e.contains("client 0 (late)"), "{e}");
+        let e = refused("[[client]]\nname = \"b\"\ntickets = 150\n");
+        assert!(e.contains("tickets 150 is no nice level"), "{e}");
+        let e = refused(&format!(
+            "{hog}[[event]]\nat_s = 0.5\naction = \"exit\"\nclient = \"a\"\n"
+        ));
+        assert!(e.contains("[[event]]"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
 }
