@@ -7,17 +7,21 @@
 # of the four weighs 100 × (5 − 4) and the lone thread 100 × (5 − 1), so
 # each process gets .5.
 #
-# One CPU (CPU 1 offline, as in 75-user-policies.sh): the lone process's
-# share within .03 of .2 and of .5. Why .03 and not 75's 1% + .005: under
-# TWRS every task that wakes (the test's own sleep and cat, the guest's
-# daemons) is a runnable thread until the shell finds it asleep, and while
-# it counts N is 6 and the weights 200 (each of four) to 500 — the share
-# of the lone process moves toward 5/13 for those quanta; .03 of 8 s is
-# 240 ms of such episodes, and the diag line shows the measured departure.
+# One CPU (CPU 1 offline, as in 75-user-policies.sh). Thread-fair: the
+# lone process within .03 of .2 (75's snapshot error and then some).
+# TWRS: at least three quarters of the way from .2 to .5 (>= .425) and at
+# most .53. Why not .5 +- .03: every task that wakes (the test's own sleep
+# and cat, the guest's daemons) is a runnable thread until the shell finds
+# it asleep, and while one counts N is 6 and the weights 200 (each of the
+# four) against 500, moving the lone process toward 5/13 = .385 for those
+# quanta; two runs measured .4703 and .4863, so such episodes covered 12
+# and 26% of the window. The assertion is the behaviour: TWRS takes a
+# process's advantage from its thread count nearly all away.
 # Two CPUs, unpinned: the lone thread's ideal under TWRS is a whole CPU
-# (.5 of the machine), where the backend gives an infeasible-looking weight
-# about .75 of it (75-user-policies.sh); asserted: it gets at least 1.5×
-# its thread-fair .2 (.3), and without --twrs at most .25.
+# (.5 of the machine: its weight 400 of 800 is exactly one CPU's worth,
+# the edge where the backend shortchanges an infeasible weight, see
+# 75-user-policies.sh); measured .4872 and .4975. Asserted as on one CPU:
+# thread-fair at most .25, TWRS .425-.53.
 
 . /usr/share/tix/tests/common.sh
 
@@ -79,11 +83,14 @@ for mode in thread twrs; do
     r=$(run_pair $arg)
     s=${r%% *}
     diag "one CPU, $mode: lone process $s; $(echo "$r" | cut -d' ' -f2-)"
-    want=0.2
-    [ "$mode" = twrs ] && want=0.5
     threads=$(echo "$r" | cut -d' ' -f2)
-    [ "$threads" = 4 ] && near "$s" "$want" 0.03
-    check "one CPU, $mode-fair: 4 threads against 1, the lone process gets $want (+-.03)" $?
+    if [ "$mode" = twrs ]; then
+        [ "$threads" = 4 ] && awk -v s="$s" 'BEGIN { exit !(s >= 0.425 && s <= 0.53) }'
+        check "one CPU, TWRS: 4 threads against 1, the lone process gets .425-.53 (ideal .5)" $?
+    else
+        [ "$threads" = 4 ] && near "$s" 0.2 0.03
+        check "one CPU, thread-fair: 4 threads against 1, the lone process gets .2 (+-.03)" $?
+    fi
 done
 echo 1 >/sys/devices/system/cpu/cpu1/online
 diag "CPU 1 back: $(cat /sys/devices/system/cpu/online) online"
@@ -94,5 +101,5 @@ r1=$(U_BIN=scx_tix run_pair --twrs)
 s0=${r0%% *}
 s1=${r1%% *}
 diag "two CPUs: lone process $s0 thread-fair, $s1 under TWRS (ideal .2 and .5)"
-awk -v a="$s0" -v b="$s1" 'BEGIN { exit !(a <= 0.25 && b >= 0.3) }'
-check "two CPUs: TWRS lifts the lone process from thread-fair (<= .25) to >= .3 of the machine" $?
+awk -v a="$s0" -v b="$s1" 'BEGIN { exit !(a <= 0.25 && b >= 0.425 && b <= 0.53) }'
+check "two CPUs: TWRS lifts the lone process from thread-fair (<= .25) to .425-.53 of the machine" $?
