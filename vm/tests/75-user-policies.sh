@@ -36,26 +36,6 @@
 
 . /usr/share/tix/tests/common.sh
 
-U_LOG=/tmp/scx_tix_user.log
-U_PID=
-
-user_start() { # ARGS... (U_BIN=scx_tix starts it through scx_tix's hand-over)
-    : >"$U_LOG"
-    ${U_BIN:-scx_tix_user} "$@" >>"$U_LOG" 2>&1 &
-    U_PID=$!
-    wait_attach "$U_PID" 180000 || { diag "scx_tix_user did not attach:"; tail -5 "$U_LOG" | sed 's/^/#   /'; return 1; }
-}
-
-user_stop() {
-    [ -n "$U_PID" ] || return 0
-    kill -TERM "$U_PID" 2>/dev/null
-    wait "$U_PID" 2>/dev/null
-    _rc=$?
-    U_PID=
-    wait_state disabled 60000
-    return $_rc
-}
-
 nice_hog() { # NICE: an unpinned busy loop reniced to NICE (the guest's
     # busybox has renice, not nice); prints its pid
     sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &

@@ -17,24 +17,7 @@
 
 . /usr/share/tix/tests/common.sh
 
-U_LOG=/tmp/scx_tix_user.log
-U_PID=
 SCEN=/usr/share/tix/scenarios/kernel-gr3.toml
-
-user_start() {
-    : >"$U_LOG"
-    scx_tix_user "$@" >>"$U_LOG" 2>&1 &
-    U_PID=$!
-    wait_attach "$U_PID" 180000 || { diag "scx_tix_user did not attach:"; tail -5 "$U_LOG" | sed 's/^/#   /'; return 1; }
-}
-
-user_stop() {
-    [ -n "$U_PID" ] || return 0
-    kill -TERM "$U_PID" 2>/dev/null
-    wait "$U_PID" 2>/dev/null
-    U_PID=
-    wait_state disabled 60000
-}
 
 # --- bad input: one line, non-zero ---
 sed 's/^tickets = 305$/tickets = 300/' "$SCEN" >/tmp/bad.toml

@@ -136,3 +136,24 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' /proc/"$1"/status; }
 
 # child_of PID: one child of PID (busybox here has no pgrep).
 child_of() { grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null | head -n 1 | cut -d/ -f3; }
+
+# scx_tix_user (tix-core's policies from user space), for 75-77:
+U_LOG=/tmp/scx_tix_user.log
+U_PID=
+
+user_start() { # ARGS... (U_BIN=scx_tix starts it through scx_tix's hand-over)
+    : >"$U_LOG"
+    ${U_BIN:-scx_tix_user} "$@" >>"$U_LOG" 2>&1 &
+    U_PID=$!
+    wait_attach "$U_PID" 180000 || { diag "scx_tix_user did not attach:"; tail -5 "$U_LOG" | sed 's/^/#   /'; return 1; }
+}
+
+user_stop() {
+    [ -n "$U_PID" ] || return 0
+    kill -TERM "$U_PID" 2>/dev/null
+    wait "$U_PID" 2>/dev/null
+    _rc=$?
+    U_PID=
+    wait_state disabled 60000
+    return $_rc
+}

@@ -171,18 +171,21 @@ impl Paper {
                 let p = &mut self.list[x];
                 p.ratio = p.ratio.mul(s_old, after);
             }
-            // Eq. 13: the new predecessor preceded what now follows G (or
-            // was last, its own share): R · S_Gnext / S_G.
-            if j > 0 {
-                let before = if j + 1 < self.list.len() {
-                    self.list[j + 1].share
-                } else {
-                    self.list[j - 1].share
-                };
-                let p = &mut self.list[j - 1];
-                p.ratio = p.ratio.mul(before, s_g);
-            }
+            self.eq13(j);
         }
+    }
+
+    /// Eq. 13 for the group now before the one at `j` (moved or new): it
+    /// preceded what now follows that group (or was last, its own share),
+    /// so R_prev · S_Gnext / S_G.
+    fn eq13(&mut self, j: usize) {
+        if j == 0 {
+            return;
+        }
+        let s_g = self.list[j].share;
+        let before = self.list.get(j + 1).unwrap_or(&self.list[j - 1]).share;
+        let p = &mut self.list[j - 1];
+        p.ratio = p.ratio.mul(before, s_g);
     }
 
     /// The last group's ratio is one (eq. 11's "one if it is the last").
@@ -242,17 +245,7 @@ impl Paper {
                 });
                 self.sort();
                 let j = self.pos(k).unwrap();
-                // Eq. 13 for the predecessor (its old successor now follows
-                // G; its own share if it was last).
-                if j > 0 {
-                    let before = if j + 1 < self.list.len() {
-                        self.list[j + 1].share
-                    } else {
-                        self.list[j - 1].share
-                    };
-                    let p = &mut self.list[j - 1];
-                    p.ratio = p.ratio.mul(before, s_a);
-                }
+                self.eq13(j);
                 // Eq. 16: R_G = C_G / S_next.
                 let s_next = self.s_next(j);
                 self.list[j].ratio = q(c_a, s_next);
