@@ -25,6 +25,43 @@ pub struct BpfBackend {
     pub proc_tickets: MapHandle,
     pub currencies: MapHandle,
     pub state_path: PathBuf,
+    /// Write tracing (trace.rs, bpf/ras.bpf.h): maps traced and wcounts,
+    /// the protecting thread's list, the period; None where the kernel
+    /// keeps no soft-dirty bits or has no page-fault tracepoint to count at.
+    pub tracing: Option<Tracing>,
+}
+
+pub struct Tracing {
+    pub traced: MapHandle,
+    pub wcounts: MapHandle,
+    pub protector: Arc<crate::trace::Protector>,
+    pub period_us: u64,
+}
+
+impl Tracing {
+    /// Every (tid, tix_wcount) of the counts map.
+    fn counts(&self) -> Vec<(u32, u64, u64, u32, u32)> {
+        self.wcounts
+            .keys()
+            .filter_map(|k| {
+                let v = self.wcounts.lookup(&k, MapFlags::ANY).ok()??;
+                let tid = u32::from_ne_bytes(k.get(0..4)?.try_into().ok()?);
+                let writes = u64::from_ne_bytes(v.get(0..8)?.try_into().ok()?);
+                let slice = u64::from_ne_bytes(v.get(8..16)?.try_into().ok()?);
+                let tgid = u32::from_ne_bytes(v.get(16..20)?.try_into().ok()?);
+                let prob = u32::from_ne_bytes(v.get(20..24)?.try_into().ok()?);
+                Some((tid, writes, slice, tgid, prob))
+            })
+            .collect()
+    }
+
+    fn forget(&self, tgid: u32) {
+        for (tid, _, _, t, _) in self.counts() {
+            if t == tgid {
+                let _ = self.wcounts.delete(&tid.to_ne_bytes());
+            }
+        }
+    }
 }
 
 /// The bytes of a tix_proc_tickets value.
@@ -134,6 +171,59 @@ impl Backend for BpfBackend {
 
     fn alive(&self, id: ProcId) -> bool {
         procs::exists(id)
+    }
+
+    fn kernel_thread(&self, pin: &procs::Pinned) -> bool {
+        procs::kernel_thread(pin.tgid())
+    }
+
+    fn trace_on(&mut self, pin: &procs::Pinned, id: ProcId, lo: u64, hi: u64) -> Result<(), String> {
+        let Some(t) = &self.tracing else {
+            return Err("write tracing needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY) and x86's page_fault_user tracepoint, which this kernel or machine lacks".into());
+        };
+        // Opened while pinned (the caller rechecks the pin after): the
+        // file is this process's for good.
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(format!("/proc/{}/clear_refs", pin.tgid()))
+            .map_err(|e| format!("/proc/{}/clear_refs: {e}", pin.tgid()))?;
+        // Counts a fault raced in after an earlier trace of this tgid stopped.
+        t.forget(id.tgid);
+        let mut v = Vec::with_capacity(24);
+        for x in [lo, hi, id.start] {
+            v.extend_from_slice(&x.to_ne_bytes());
+        }
+        t.traced
+            .update(&id.tgid.to_ne_bytes(), &v, MapFlags::ANY)
+            .map_err(|e| format!("traced: {e}"))?;
+        if let Err(e) = t.protector.add(id.tgid, f) {
+            let _ = t.traced.delete(&id.tgid.to_ne_bytes());
+            return Err(format!("write-protecting its pages (soft-dirty): {e}"));
+        }
+        Ok(())
+    }
+
+    fn trace_off(&mut self, tgid: u32) {
+        if let Some(t) = &self.tracing {
+            t.protector.remove(tgid);
+            let _ = t.traced.delete(&tgid.to_ne_bytes());
+            t.forget(tgid);
+        }
+    }
+
+    fn trace_counts(&self, tgid: u32) -> Vec<(u32, u64, u32, u64)> {
+        let Some(t) = &self.tracing else {
+            return Vec::new();
+        };
+        t.counts()
+            .into_iter()
+            .filter(|c| c.3 == tgid)
+            .map(|(tid, writes, slice, _, prob)| (tid, writes, prob, slice))
+            .collect()
+    }
+
+    fn trace_period_us(&self) -> u64 {
+        self.tracing.as_ref().map_or(0, |t| t.period_us)
     }
 }
 

@@ -11,6 +11,7 @@ mod procs;
 mod server;
 mod state;
 mod stats;
+mod trace;
 mod userspace;
 
 use anyhow::{Context, Result};
@@ -33,9 +34,11 @@ use tix_ctl::{Policy, Status};
 #[command(name = "scx_tix", version)]
 struct Opts {
     /// Scheduling policy: lottery or stride (switchable later with `tix
-    /// policy`). Default: the policy last set with `tix policy` (kept in
-    /// the state file), else lottery. gr3, wf2q, eevdf, vtrr, srr, wfq and
-    /// rr run in user space: scx_tix hands them to scx_tix_user.
+    /// policy`), or ras (seed 002's race-averse WRR: slices of 100 down to
+    /// 10 ms as a task's share of the traced writes rises; `tix trace
+    /// start` traces). Default: the policy last set with `tix policy` (kept
+    /// in the state file), else lottery. gr3, wf2q, eevdf, vtrr, srr, wfq
+    /// and rr run in user space: scx_tix hands them to scx_tix_user.
     #[arg(long)]
     policy: Option<Policy>,
     /// Slice length in µs. Slices end only at a timer tick: the default sits
@@ -91,6 +94,11 @@ struct Opts {
     /// seconds as one JSON line (over --socket) until interrupted.
     #[arg(long, value_name = "SECS", value_parser = parse_secs, conflicts_with = "stats")]
     monitor: Option<f64>,
+    /// How often a traced process's pages are write-protected again (`tix
+    /// trace`), ms: a count is a write to a page within one period. Each
+    /// period walks every traced process's page tables.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    trace_period_ms: u64,
     /// Bytes of the kernel's debug dump kept when the scheduler is ejected
     /// (0: the kernel's default).
     #[arg(long, default_value_t = 0)]
@@ -193,6 +201,7 @@ fn policy_code(p: Policy) -> u32 {
     match p {
         Policy::Lottery => bpf_intf::tix_consts_TIX_POLICY_LOTTERY,
         Policy::Stride => bpf_intf::tix_consts_TIX_POLICY_STRIDE,
+        Policy::Ras => bpf_intf::tix_consts_TIX_POLICY_RAS,
     }
 }
 
@@ -233,6 +242,14 @@ fn run(opts: Opts) -> Result<ExitCode> {
     skel.maps.proc_state.set_max_entries(opts.max_tasks)?;
     skel.maps.proc_tickets.set_max_entries(opts.max_tasks)?;
     skel.maps.task_stats.set_max_entries(opts.max_tasks)?;
+    skel.maps.wcounts.set_max_entries(opts.max_tasks)?;
+    // Writes are counted at x86's page_fault_user tracepoint; elsewhere the
+    // program is left out and tix trace says why.
+    let x86 = cfg!(target_arch = "x86_64");
+    let tracing = x86 && trace::soft_dirty_works();
+    if !x86 {
+        skel.progs.tix_write_fault.set_autoload(false);
+    }
     let mut skel = scx_ops_load!(skel, tix_ops, uei)?;
 
     state::prepare(&opts.state).map_err(anyhow::Error::msg)?;
@@ -244,11 +261,22 @@ fn run(opts: Opts) -> Result<ExitCode> {
         state::load(&opts.state)
             .map_err(|e| anyhow::anyhow!("{e} (start with --fresh to discard it)"))?
     };
+    let protector = Arc::new(trace::Protector::default());
     let backend = control::BpfBackend {
         user_base: MapHandle::try_from(&skel.maps.user_base)?,
         proc_tickets: MapHandle::try_from(&skel.maps.proc_tickets)?,
         currencies: MapHandle::try_from(&skel.maps.currencies)?,
         state_path: opts.state.clone(),
+        tracing: if tracing {
+            Some(control::Tracing {
+                traced: MapHandle::try_from(&skel.maps.traced)?,
+                wcounts: MapHandle::try_from(&skel.maps.wcounts)?,
+                protector: protector.clone(),
+                period_us: opts.trace_period_ms * 1000,
+            })
+        } else {
+            None
+        },
     };
     let mut daemon = tix_ctl::daemon::Daemon::new(backend, bases.clone());
     for (uid, base) in &bases {
@@ -277,6 +305,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
         .save(&daemon.saved.clone())
         .map_err(anyhow::Error::msg)?;
     skel.maps.bss_data.as_mut().unwrap().policy = policy_code(policy);
+    daemon.policy = policy;
     let shared = Arc::new(Mutex::new(control::Shared {
         status: Status {
             attached: false,
@@ -318,6 +347,9 @@ fn run(opts: Opts) -> Result<ExitCode> {
         };
     let link = scx_ops_attach!(skel, tix_ops)?;
     shared.lock().unwrap().status.attached = true;
+    if tracing {
+        protector.spawn(Duration::from_millis(opts.trace_period_ms), shutdown.clone());
+    }
     server::spawn(
         ctl.clone(),
         listener,
@@ -343,6 +375,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
         if let Some(p) = pending {
             // Queued keys keep their old meaning until redrawn (lazy switch).
             skel.maps.bss_data.as_mut().unwrap().policy = policy_code(p);
+            ctl.daemon.lock().unwrap().policy = p;
             policy = p;
             eprintln!("scx_tix: policy {}", p.name());
         }
@@ -354,6 +387,10 @@ fn run(opts: Opts) -> Result<ExitCode> {
             let n = d.expire_loans();
             if n > 0 && opts.verbose > 0 {
                 eprintln!("scx_tix: {n} loan(s) returned");
+            }
+            let n = d.prune_traces();
+            if n > 0 && opts.verbose > 0 {
+                eprintln!("scx_tix: {n} traced process(es) exited");
             }
             let table = d.backend.table();
             if let Err(e) = d.sync_procs(&table) {
@@ -427,6 +464,11 @@ fn log_lost(was: &tix_ctl::Lost, now: &tix_ctl::Lost, max_tasks: u32) {
             "cgroup(s) whose tasks are valued as if in the root cgroup",
         ),
         (
+            now.wcounts - was.wcounts,
+            format!("write count table full ({max_tasks} threads)"),
+            "traced write(s) of threads without a count",
+        ),
+        (
             now.task_stats - was.task_stats,
             format!("task statistics table full ({max_tasks} entries)"),
             "task(s) without statistics",
@@ -462,6 +504,7 @@ fn read_counters(skel: &BpfSkel) -> stats::Counters {
                 task_stats: l(bpf_intf::tix_lost_TIX_LOST_TASK_STATS),
                 user_stats: l(bpf_intf::tix_lost_TIX_LOST_USER_STATS),
                 cgroups: l(bpf_intf::tix_lost_TIX_LOST_CGROUP),
+                wcounts: l(bpf_intf::tix_lost_TIX_LOST_WCOUNT),
             }
         },
         cgroups: unsafe { std::ptr::read_volatile(&bss.nr_cgroups) }.max(0) as u64,

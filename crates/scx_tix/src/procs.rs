@@ -53,6 +53,24 @@ pub fn start_ticks(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// PF_KTHREAD in /proc/PID/stat's flags (field 9): a kernel thread.
+pub fn kernel_thread(pid: u32) -> bool {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 1..];
+            rest.split_whitespace().nth(6)?.parse::<u64>().ok()
+        })
+        .is_some_and(|f| f & PF_KTHREAD != 0)
+}
+
+impl Pinned {
+    pub fn tgid(&self) -> u32 {
+        self.tgid
+    }
+}
+
 /// tgid, real uid of the process `pid` belongs to, and its start.
 fn facts(pid: u32) -> Option<ProcFacts> {
     let st = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -132,6 +150,14 @@ pub fn privileged(pid: u32, euid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_threads_are_told_apart() {
+        // kthreadd is pid 2 wherever the initial pid namespace is seen.
+        assert!(kernel_thread(2) || !std::path::Path::new("/proc/2").exists());
+        assert!(!kernel_thread(std::process::id()));
+        assert!(!kernel_thread(u32::MAX));
+    }
 
     #[test]
     fn this_process_pins_and_rechecks() {

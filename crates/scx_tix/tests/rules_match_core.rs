@@ -520,3 +520,42 @@ fn bounded_bpf_variant_matches_core_on_the_kernel_domain() {
         assert_eq!(tix_cb_task_value(u64::MAX, u64::MAX, 1, 1), u64::MAX);
     }
 }
+
+extern "C" {
+    fn tix_c_ras_race_prob(wcounts: u64, sum: u64, nr: u64) -> u64;
+    fn tix_c_ras_slice_ns(race_prob: u64) -> u64;
+    fn tix_cb_ras_race_prob(wcounts: u64, sum: u64, nr: u64) -> u64;
+}
+
+/// RAS's eqs. 2-1/2-2 in rules.h equal tix_core::ras: everywhere on the
+/// host build, and as the BPF program compiles them (128-bit dividends
+/// saturate) on the counts the kernel can reach (below 2^59 faults).
+#[test]
+fn ras_slices_match_core() {
+    use tix_core::ras;
+    let mut m = Mix(17);
+    for i in 0..200_000u64 {
+        let shift = i % 64;
+        let sum = m.next() >> shift;
+        let wc = match i % 4 {
+            0 => sum,
+            1 => m.next() % (sum | 1),
+            2 => m.next() >> (i % 64),
+            _ => sum.saturating_sub(m.next() % 8),
+        };
+        let nr = m.next() % 6;
+        // SAFETY: pure C functions of integers.
+        unsafe {
+            let p = tix_c_ras_race_prob(wc, sum, nr);
+            assert_eq!(p, ras::race_prob(wc, sum, nr), "wc {wc} sum {sum} nr {nr}");
+            assert_eq!(tix_c_ras_slice_ns(p), ras::slice_ns(p));
+            if sum < 1 << 59 {
+                assert_eq!(tix_cb_ras_race_prob(wc, sum, nr), p);
+            }
+        }
+    }
+    for p in 0..12 {
+        // SAFETY: pure C function of integers.
+        assert_eq!(unsafe { tix_c_ras_slice_ns(p) }, ras::slice_ns(p));
+    }
+}

@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod mlfq;
 pub mod mutex;
 pub mod race;
+pub mod ras;
 pub mod registry;
 pub mod rng;
 mod roster;

@@ -216,6 +216,16 @@ pub trait Backend {
     fn now_ns(&self) -> u64;
     /// The process still exists (same tgid, same start).
     fn alive(&self, id: ProcId) -> bool;
+    /// The pinned process is a kernel thread (no user memory).
+    fn kernel_thread(&self, pin: &Self::Pin) -> bool;
+    /// Start counting the writes of the pinned process `id` to [lo, hi).
+    fn trace_on(&mut self, pin: &Self::Pin, id: ProcId, lo: u64, hi: u64) -> Result<(), String>;
+    /// Stop counting the writes of `tgid` and forget its counts.
+    fn trace_off(&mut self, tgid: u32);
+    /// Its threads: (tid, writes, RAS race_prob, RAS slice ns).
+    fn trace_counts(&self, tgid: u32) -> Vec<(u32, u64, u32, u64)>;
+    /// How often traced pages are write-protected again, µs.
+    fn trace_period_us(&self) -> u64;
 }
 
 /// The rules over a backend.
@@ -226,6 +236,10 @@ pub struct Daemon<B: Backend> {
     pub saved: Saved,
     /// A policy switch accepted but not yet applied by the main loop.
     pub pending_policy: Option<Policy>,
+    /// The policy running now (set by the main loop).
+    pub policy: Policy,
+    /// Traced processes, by tgid (crate::trace).
+    pub traces: BTreeMap<u32, crate::trace::Trace>,
 }
 
 fn no_process(pid: u32) -> Response {
@@ -246,6 +260,8 @@ impl<B: Backend> Daemon<B> {
             config_bases,
             saved: Saved::default(),
             pending_policy: None,
+            policy: Policy::Lottery,
+            traces: BTreeMap::new(),
         }
     }
 
@@ -374,6 +390,9 @@ impl<B: Backend> Daemon<B> {
             } => self.lend(caller, from, to, amount, secs),
             Request::Return { id } => self.give_back(caller, id),
             Request::ListLoans => self.list_loans(),
+            Request::TraceStart { pid, lo, hi } => self.trace_start(caller, pid, lo, hi),
+            Request::TraceStop { pid } => self.trace_stop(caller, pid),
+            Request::TraceGet { pid } => self.trace_get(caller, pid),
         })
     }
 
@@ -505,6 +524,18 @@ impl<B: Backend> Daemon<B> {
                 "not permitted: changing the policy needs CAP_SYS_NICE",
             );
         }
+        // RAS orders by arrival, lottery and stride by service: their keys
+        // do not mix, so RAS is chosen (or left) by restarting scx_tix.
+        if (policy == Policy::Ras) != (self.policy == Policy::Ras) {
+            return Response::error(
+                ErrorKind::BadRequest,
+                format!(
+                    "cannot switch from {} to {} while attached: ras is chosen when scx_tix starts (scx_tix --policy ras)",
+                    self.policy.name(),
+                    policy.name()
+                ),
+            );
+        }
         let mut next = self.saved.clone();
         next.policy = Some(policy);
         if let Err(e) = self.backend.save(&next) {
@@ -540,6 +571,12 @@ pub mod memory {
         /// On the next recheck, the pinned process has exited.
         pub exit_on_recheck: bool,
         pub disk_fails: bool,
+        /// Kernel threads (by pid).
+        pub kthreads: std::collections::BTreeSet<u32>,
+        /// Traced processes: tgid → range.
+        pub traced: BTreeMap<u32, (u64, u64)>,
+        /// Counts the scheduler would report, by tgid.
+        pub writes: BTreeMap<u32, Vec<(u32, u64, u32, u64)>>,
     }
 
     /// Callers the rules' tests and fuzzers share.
@@ -621,6 +658,23 @@ pub mod memory {
         }
         fn alive(&self, id: ProcId) -> bool {
             self.procs.values().any(|f| f.id == id)
+        }
+        fn kernel_thread(&self, pin: &u32) -> bool {
+            self.kthreads.contains(pin)
+        }
+        fn trace_on(&mut self, _pin: &u32, id: ProcId, lo: u64, hi: u64) -> Result<(), String> {
+            self.traced.insert(id.tgid, (lo, hi));
+            Ok(())
+        }
+        fn trace_off(&mut self, tgid: u32) {
+            self.traced.remove(&tgid);
+            self.writes.remove(&tgid);
+        }
+        fn trace_counts(&self, tgid: u32) -> Vec<(u32, u64, u32, u64)> {
+            self.writes.get(&tgid).cloned().unwrap_or_default()
+        }
+        fn trace_period_us(&self) -> u64 {
+            10_000
         }
     }
 }

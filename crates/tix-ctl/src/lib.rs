@@ -39,6 +39,7 @@
 
 pub mod daemon;
 pub mod mach;
+pub mod trace;
 pub mod transfer;
 pub mod wire;
 
@@ -58,12 +59,15 @@ pub const MAX_TICKETS: u64 = 10_000;
 pub const MIN_BASE: u64 = 100;
 pub const MAX_BASE: u64 = 10_000;
 
-/// The two policies of the kernel scheduler.
+/// The policies of the native kernel scheduler. Lottery and stride switch
+/// while attached; RAS (seed 002's race-averse WRR) orders by arrival, so it
+/// is chosen when scx_tix starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Policy {
     Lottery,
     Stride,
+    Ras,
 }
 
 impl Policy {
@@ -71,6 +75,7 @@ impl Policy {
         match self {
             Policy::Lottery => "lottery",
             Policy::Stride => "stride",
+            Policy::Ras => "ras",
         }
     }
 }
@@ -81,7 +86,8 @@ impl std::str::FromStr for Policy {
         match s {
             "lottery" => Ok(Policy::Lottery),
             "stride" => Ok(Policy::Stride),
-            _ => Err(format!("unknown policy '{s}' (lottery or stride)")),
+            "ras" => Ok(Policy::Ras),
+            _ => Err(format!("unknown policy '{s}' (lottery, stride or ras)")),
         }
     }
 }
@@ -144,6 +150,22 @@ pub enum Request {
         id: u64,
     },
     ListLoans,
+    /// Write tracing (seed 002 §1's start_trace/stop_trace/get_trace):
+    /// count each thread's writes to [lo, hi) (default: all its memory).
+    TraceStart {
+        pid: u32,
+        #[serde(default)]
+        lo: Option<u64>,
+        #[serde(default)]
+        hi: Option<u64>,
+    },
+    /// Stop tracing; the answer holds the final counts.
+    TraceStop {
+        pid: u32,
+    },
+    TraceGet {
+        pid: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -417,6 +439,9 @@ pub struct Lost {
     pub user_stats: u64,
     #[serde(default)]
     pub cgroups: u64,
+    /// Traced writes of threads the write count table could not take.
+    #[serde(default)]
+    pub wcounts: u64,
 }
 
 impl Lost {
@@ -484,6 +509,33 @@ pub enum Response {
     Holdings { holdings: Vec<HoldingRow> },
     Loan(LoanRow),
     Loans { loans: Vec<LoanRow> },
+    Trace(TraceReport),
+}
+
+/// A traced process's counts as `tix trace` shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceReport {
+    pub tgid: u32,
+    /// The traced range, [lo, hi).
+    pub lo: u64,
+    pub hi: u64,
+    /// How often its pages are write-protected again, µs: a count is a
+    /// write to a page within one such period.
+    pub period_us: u64,
+    pub threads: Vec<TraceThread>,
+    /// Sum over `threads`.
+    pub writes: u64,
+    /// Tracing has ended (the answer to a stop).
+    pub stopped: bool,
+}
+
+/// One thread's writes, and the RAS slice it was last given (0: none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceThread {
+    pub tid: u32,
+    pub writes: u64,
+    pub race_prob: u32,
+    pub slice_us: u64,
 }
 
 /// A loan as `tix lend` and `tix loans` show it.

@@ -15,6 +15,7 @@ mod schedule;
 mod sim;
 mod sim_kernel;
 mod top;
+mod trace;
 mod transfer;
 
 #[derive(Parser)]
@@ -38,12 +39,15 @@ enum Cmd {
     Status(ctl::StatusArgs),
     /// Per-task value, expected and measured share, lottery wins under scx_tix.
     Top(top::TopArgs),
-    /// Switch the attached scheduler's policy: lottery or stride.
+    /// Switch the attached scheduler's policy: lottery or stride (ras is chosen at scx_tix's start).
     Policy(ctl::PolicyArgs),
     #[command(flatten)]
     Mach(mach::MachCmd),
     #[command(flatten)]
     Transfer(transfer::TransferCmd),
+    /// Count each thread's writes to a process's memory (the race-averse
+    /// scheduler's tracing): start, stop, get.
+    Trace(trace::TraceArgs),
     /// Print a shell completion script for tix (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
     /// Write man pages of tix and its subcommands into DIR (tix.1, tix-status.1, …),
@@ -114,6 +118,7 @@ fn main() -> ExitCode {
         Cmd::Policy(a) => ctl::policy(a),
         Cmd::Mach(c) => mach::run(c),
         Cmd::Transfer(c) => transfer::run(c),
+        Cmd::Trace(a) => trace::run(a),
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "tix", &mut std::io::stdout());
             Ok(0)

@@ -18,6 +18,8 @@ enum tix_consts {
 	TIX_DEFAULT_TICKETS = 100,
 	TIX_POLICY_LOTTERY = 0,
 	TIX_POLICY_STRIDE = 1,
+	/* The Race-Averse Scheduler (seed 002 §2): FIFO, slices by eq. 2-2. */
+	TIX_POLICY_RAS = 2,
 	/* Compensation rules of the lottery (scx_tix --compensation). */
 	TIX_COMP_OFF = 0,
 	TIX_COMP_WALDSPURGER = 1,
@@ -34,6 +36,10 @@ enum tix_consts {
 	TIX_CUR_DEPTH = 8,
 	/* Tasks of the shared queue a CPU examines for one it may run. */
 	TIX_SCAN_MAX = 64,
+	/* Processes whose writes are traced at once (tix trace start). */
+	TIX_MAX_TRACED = 1024,
+	/* x86's page-fault error code: the access was a write. */
+	TIX_PF_WRITE = 2,
 };
 
 /*
@@ -51,7 +57,8 @@ enum tix_lost {
 	TIX_LOST_TASK_STATS = 2,
 	TIX_LOST_USER_STATS = 3,
 	TIX_LOST_CGROUP = 4,
-	TIX_NR_LOST = 5,
+	TIX_LOST_WCOUNT = 5,
+	TIX_NR_LOST = 6,
 };
 
 /* USER_HZ is 100 on every architecture Linux supports. */
@@ -153,6 +160,29 @@ struct tix_group {
 					 * the currency's amount) */
 	unsigned int pcur;		/* the parent currency it is counted in */
 	unsigned int pad;
+};
+
+/*
+ * A traced process (map traced, key tgid; tix trace start): writes to
+ * [lo, hi) by its threads are counted. start as in tix_proc_tickets, so
+ * a later process on a reused pid is not traced.
+ */
+struct tix_trace {
+	unsigned long long lo;
+	unsigned long long hi;
+	unsigned long long start;
+};
+
+/*
+ * One traced thread (map wcounts, key tid): its write faults since tracing
+ * began (seed 002's wcounts), and, under --policy ras, the race probability
+ * and slice (eqs. 2-1, 2-2) it was last given (slice 0: none yet).
+ */
+struct tix_wcount {
+	unsigned long long writes;
+	unsigned long long slice_ns;
+	unsigned int tgid;
+	unsigned int race_prob;
 };
 
 #endif /* __TIX_INTF_H */

@@ -209,6 +209,9 @@ struct task_ctx {
 	u64 slept_at;		/* when it last went to sleep (0: not asleep) */
 	u64 cgid;		/* its cgroup (cpu controller) */
 	u64 wcounted;		/* nice weight counted in its process (0: none) */
+	u64 ras_counted;	/* its writes counted in ras_sum (ras.bpf.h) */
+	u32 ras_in;		/* counted in ras_sum and ras_nr */
+	u32 ras_sliced;		/* has had a RAS slice */
 };
 
 struct {
@@ -337,6 +340,8 @@ static struct tix_proc_state *proc_state_get(u32 tgid)
 
 #include "rights.bpf.h"
 
+#include "ras.bpf.h"
+
 #include "vtime.bpf.h"
 
 /* Charge the time p ran since it was last charged: stats, histogram, cost. */
@@ -453,7 +458,7 @@ s32 BPF_STRUCT_OPS(tix_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 			tctx->queued = 0;
 		}
 		__sync_fetch_and_add(&nr_direct, 1);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_ns, 0);
+		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(p, tctx), 0);
 	}
 	return cpu;
 }
@@ -492,7 +497,7 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 	tctx->key = key;
 	tctx->dom = dom;
 	tctx->queued = 1;
-	scx_bpf_dsq_insert_vtime(p, dom, slice_ns, key, enq_flags);
+	scx_bpf_dsq_insert_vtime(p, dom, task_slice(p, tctx), key, enq_flags);
 
 	if (dom != TIX_GLOBAL_DSQ) {
 		/* Only CPU dom drains this DSQ: make sure it looks. */
@@ -509,7 +514,8 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 	/* The wake credit orders the queue but does not by itself cut a
 	 * runner short: counted, it sent an IPI at most wake-ups of pipe and
 	 * socket workers and made perf bench sched messaging 1.25x slower. */
-	if (!kicked && (enq_flags & SCX_ENQ_WAKEUP))
+	/* RAS: a woken task joins the tail and waits (seed 002 §2.5). */
+	if (!kicked && (enq_flags & SCX_ENQ_WAKEUP) && policy != TIX_POLICY_RAS)
 		preempt_for(p, tix_sat_add(key, tctx->wake_credit), dom, tctx->sync_wake);
 	/* Set by select_cpu for this wake-up only (pinned tasks skip it). */
 	tctx->sync_wake = 0;
@@ -638,7 +644,8 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	pctx->next_ready = 0;
 	if (pdom < TIX_NR_DOMS)
 		dom_served[pdom] = now;
-	scx_bpf_task_set_slice(prev, slice_ns);
+	scx_bpf_task_set_slice(prev, policy == TIX_POLICY_RAS ?
+				     ras_new_slice(prev, pctx) : slice_ns);
 	__sync_fetch_and_add(&nr_prev_kept, 1);
 	pctx->dom = pdom;
 	start_run(prev, pctx, cpu, kp, now);
@@ -685,6 +692,7 @@ void BPF_STRUCT_OPS(tix_runnable, struct task_struct *p, u64 enq_flags)
 
 	if (!tctx)
 		return;
+	ras_enter(p, tctx);
 	if (!tctx->vcounted) {
 		/* Counted at its last value until its next draw refreshes it. */
 		tctx->vcounted = tctx->value ? tctx->value : 1;
@@ -722,6 +730,7 @@ void BPF_STRUCT_OPS(tix_quiescent, struct task_struct *p, u64 deq_flags)
 	tctx->requeue = 0;
 	if (deq_flags & SCX_DEQ_SLEEP)
 		tctx->slept_at = bpf_ktime_get_ns();
+	ras_leave(tctx);
 	if (tctx->vcounted) {
 		__sync_fetch_and_sub(&vsum, (s64)tctx->vcounted);
 		tctx->vcounted = 0;
@@ -781,6 +790,7 @@ void BPF_STRUCT_OPS(tix_exit_task, struct task_struct *p, struct scx_exit_task_a
 
 	bpf_map_delete_elem(&task_stats, &pid);
 	ps = bpf_map_lookup_elem(&proc_state, &tgid);
+	/* wcounts stays: a thread's writes count until tracing stops. */
 	if (!ps || __sync_fetch_and_sub(&ps->nr_threads, 1) != 1)
 		return;
 	/* The process's last thread: its tgid may now be reused, and

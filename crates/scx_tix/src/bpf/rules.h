@@ -453,6 +453,33 @@ static inline u64 tix_value_of_part(u64 x)
 }
 
 /*
+ * The Race-Averse Scheduler (tix_core::ras, seed 002 eqs. 2-1, 2-2): a task's
+ * race probability from its traced writes and the run queue's, and its slice.
+ * Alone, no writes counted, or the only writer: race_prob 0.
+ */
+#define TIX_RAS_MAX_SLICE_NS 100000000ULL
+#define TIX_RAS_MIN_SLICE_NS 10000000ULL
+#define TIX_RAS_MAX_PROB 9ULL
+
+static inline u64 tix_ras_race_prob(u64 wcounts, u64 sum, u64 nr_running)
+{
+	u64 p;
+
+	if (nr_running <= 1 || sum == 0 || wcounts >= sum)
+		return 0;
+	p = tix_sat64(tix_div128(tix_mul64(wcounts, 10), sum));
+	return p > TIX_RAS_MAX_PROB ? TIX_RAS_MAX_PROB : p;
+}
+
+static inline u64 tix_ras_slice_ns(u64 race_prob)
+{
+	if (race_prob > TIX_RAS_MAX_PROB)
+		race_prob = TIX_RAS_MAX_PROB;
+	return TIX_RAS_MAX_SLICE_NS -
+	       (TIX_RAS_MAX_SLICE_NS - TIX_RAS_MIN_SLICE_NS) / TIX_RAS_MAX_PROB * race_prob;
+}
+
+/*
  * systemd's user slice: UID + 1 if name (32 bytes, NUL-terminated) is
  * user-UID.slice with UID < 2^32 - 1 (tix_core::cgroup::slice_uid), else 0.
  * The digits are taken branch-free (masks): a loop that stopped at the

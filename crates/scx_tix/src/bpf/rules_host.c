@@ -73,3 +73,6 @@ u64 tix_c_thread_value(u64 base, u64 tickets, u64 weight, u64 nr, u64 group_acti
 }
 
 u32 tix_c_slice_uid(const char *name32) { return tix_slice_uid(name32); }
+
+u64 tix_c_ras_race_prob(u64 wcounts, u64 sum, u64 nr) { return tix_ras_race_prob(wcounts, sum, nr); }
+u64 tix_c_ras_slice_ns(u64 race_prob) { return tix_ras_slice_ns(race_prob); }

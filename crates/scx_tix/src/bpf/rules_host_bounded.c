@@ -19,3 +19,5 @@ u64 tix_cb_task_value(u64 base, u64 tickets, u64 urt, u64 prt)
 }
 
 u64 tix_cb_pass_delta(u64 used, u64 value) { return tix_pass_delta(used, value); }
+
+u64 tix_cb_ras_race_prob(u64 wcounts, u64 sum, u64 nr) { return tix_ras_race_prob(wcounts, sum, nr); }

@@ -117,6 +117,9 @@ static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool 
 	tctx->wake_credit = !requeue && plain > key ? plain - key : 0;
 	tctx->pending = 0;
 	tctx->value = value;
+	/* RAS keeps the sums above but orders by arrival: the FIFO's tail. */
+	if (policy == TIX_POLICY_RAS)
+		return ras_key();
 	return tix_cap_lead(key, t, lead_cap_now(value, dom));
 }
 

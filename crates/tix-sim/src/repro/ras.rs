@@ -10,13 +10,14 @@ use crate::model::Action;
 use crate::plot::{line_chart, Line};
 use crate::report::{html_table, Ctx, Experiment};
 use crate::rng::WorkRng;
+use tix_core::ras;
 
 /// CPU cost of one traced write (fault → SIGSEGV → mprotect), calibrated so
 /// that 20 tasks of the report's 16..8192 writes take its ~7 s under RR.
 const WRITE_US: u64 = 87;
 
-/// RAS's slices as WRR weights in 10 ms quanta: weight = 10 − race_prob,
-/// with the report's special cases (alone, or no writes yet) at the maximum.
+/// RAS's slices (tix_core::ras) as WRR weights in 10 ms quanta: weight =
+/// 10 − race_prob, with the report's special cases at the maximum.
 struct RaceAverse {
     work_ns: Vec<u64>,
 }
@@ -27,16 +28,10 @@ impl Controller for RaceAverse {
         let live: Vec<usize> = (0..s.len()).filter(|&g| s[g] < self.work_ns[g]).collect();
         let sum: u64 = live.iter().map(|&g| s[g]).sum();
         live.iter()
-            .map(|&g| {
-                let race_prob = if live.len() <= 1 || sum == 0 || sum == s[g] {
-                    0
-                } else {
-                    (s[g] as u128 * 10 / sum as u128) as u64
-                };
-                Action::Tickets {
-                    client: g,
-                    tickets: 10 - race_prob.min(9),
-                }
+            .map(|&g| Action::Tickets {
+                client: g,
+                // Slices in 10 ms quanta: 10 − race_prob.
+                tickets: ras::next_slice_ns(s[g], sum, live.len() as u64) / ras::MIN_SLICE_NS,
             })
             .collect()
     }
