@@ -177,7 +177,13 @@ impl Backend for BpfBackend {
         procs::kernel_thread(pin.tgid())
     }
 
-    fn trace_on(&mut self, pin: &procs::Pinned, id: ProcId, lo: u64, hi: u64) -> Result<(), String> {
+    fn trace_on(
+        &mut self,
+        pin: &procs::Pinned,
+        id: ProcId,
+        lo: u64,
+        hi: u64,
+    ) -> Result<(), String> {
         let Some(t) = &self.tracing else {
             return Err("write tracing needs soft-dirty bits (CONFIG_MEM_SOFT_DIRTY) and x86's page_fault_user tracepoint, which this kernel or machine lacks".into());
         };

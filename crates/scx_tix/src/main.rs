@@ -348,7 +348,10 @@ fn run(opts: Opts) -> Result<ExitCode> {
     let link = scx_ops_attach!(skel, tix_ops)?;
     shared.lock().unwrap().status.attached = true;
     if tracing {
-        protector.spawn(Duration::from_millis(opts.trace_period_ms), shutdown.clone());
+        protector.spawn(
+            Duration::from_millis(opts.trace_period_ms),
+            shutdown.clone(),
+        );
     }
     server::spawn(
         ctl.clone(),

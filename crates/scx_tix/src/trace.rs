@@ -49,10 +49,7 @@ impl Protector {
     /// One period's protection of every traced process; those that have
     /// exited are dropped (the daemon's prune forgets their traces).
     pub fn protect_all(&self) {
-        self.files
-            .lock()
-            .unwrap()
-            .retain(|_, f| protect(f).is_ok());
+        self.files.lock().unwrap().retain(|_, f| protect(f).is_ok());
     }
 
     /// The protecting thread, until `stop`.
@@ -92,7 +89,10 @@ pub fn soft_dirty_works() -> bool {
         // rounded down), one byte written.
         unsafe { std::ptr::write_volatile(a as *mut u8, v) }
     };
-    let Ok(mut f) = std::fs::OpenOptions::new().write(true).open("/proc/self/clear_refs") else {
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/self/clear_refs")
+    else {
         return false;
     };
     touch(1);

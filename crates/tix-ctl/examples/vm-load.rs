@@ -20,6 +20,24 @@
 //! vm-load forkstorm SECS    forks children that exit at once, while a
 //!                           second thread creates and joins threads; prints
 //!                           "forked N, cloned M"
+//! vm-load writes PAGES1 PAGES2 ROUNDS GAP_MS GO
+//!                           a known write pattern (tix trace): two threads
+//!                           with buffers of PAGES1 and PAGES2 pages; once
+//!                           the file GO exists, ROUNDS times: each thread
+//!                           writes one byte to each of its pages, then both
+//!                           sleep GAP_MS. Prints "range LO HI" (both
+//!                           buffers, hex) first, then "tids T1 T2", then
+//!                           "done NS" (ns spent writing, both threads),
+//!                           and sleeps until killed
+//! vm-load writer PAGES      forever: write one byte to each of PAGES pages
+//!                           (a CPU-bound writer for --policy ras)
+//! vm-load rasbench N UNIT_US SEED GO
+//!                           seed 002's benchmark: N processes, process i
+//!                           making k_i writes (k_i in 16..8192 from SEED),
+//!                           each a byte to the next of its 64 pages then
+//!                           UNIT_US of CPU. Prints "pids P1 .. PN"; once
+//!                           GO exists all start; prints "total S
+//!                           turnaround_mean S p50 S max S" (from GO)
 
 use std::time::{Duration, Instant};
 
@@ -98,6 +116,27 @@ fn main() {
             }
         }
         Some("forkstorm") => forkstorm(num(args.get(1))),
+        Some("writes") => writes(
+            num(args.get(1)) as usize,
+            num(args.get(2)) as usize,
+            num(args.get(3)),
+            num(args.get(4)),
+            args.get(5).cloned().unwrap_or_default(),
+        ),
+        Some("rasbench") => rasbench(
+            num(args.get(1)),
+            num(args.get(2)),
+            num(args.get(3)),
+            args.get(4).cloned().unwrap_or_default(),
+        ),
+        Some("writer") => {
+            let mut b = Pages::new(num(args.get(1)).max(1) as usize);
+            let mut v = 0u8;
+            loop {
+                v = v.wrapping_add(1);
+                b.touch(v);
+            }
+        }
         Some("spin") => {
             let n = num(args.get(1)).max(1);
             for _ in 1..n {
@@ -113,7 +152,7 @@ fn main() {
             eprintln!(
                 "usage: vm-load leader-exit | periodic RUN_US PERIOD_US SECS | \
                  sleepers PROCS THREADS PERIOD_MS SECS | burst RUN_US SLEEP_US | \
-                 forkstorm SECS"
+                 forkstorm SECS | writes PAGES1 PAGES2 ROUNDS GAP_MS GO | writer PAGES | rasbench N UNIT_US SEED GO"
             );
             std::process::exit(2)
         }
@@ -214,4 +253,154 @@ fn forkstorm(secs: u64) {
     }
     let cloned = cloner.join().unwrap_or(0);
     println!("forked {forked}, cloned {cloned}");
+}
+
+const PAGE: usize = 4096;
+
+/// A page-aligned buffer, each page written once per touch.
+struct Pages {
+    mem: Vec<u8>,
+    first: usize,
+    n: usize,
+}
+
+impl Pages {
+    fn new(n: usize) -> Pages {
+        let mut mem = vec![0u8; (n + 1) * PAGE];
+        let first = (PAGE - mem.as_ptr() as usize % PAGE) % PAGE;
+        // Touched once now: the pages exist before any tracing starts, so
+        // later faults are write-protection faults only.
+        for i in 0..n {
+            mem[first + i * PAGE] = 1;
+        }
+        Pages { mem, first, n }
+    }
+
+    fn range(&self) -> (usize, usize) {
+        let lo = self.mem.as_ptr() as usize + self.first;
+        (lo, lo + self.n * PAGE)
+    }
+
+    fn touch(&mut self, v: u8) {
+        for i in 0..self.n {
+            // SAFETY: inside mem; volatile so every page is really written.
+            unsafe {
+                std::ptr::write_volatile(self.mem.as_mut_ptr().add(self.first + i * PAGE), v)
+            };
+        }
+    }
+}
+
+fn gettid() -> u64 {
+    // SAFETY: a plain system call without arguments.
+    unsafe { libc::syscall(libc::SYS_gettid) as u64 }
+}
+
+fn writes(p1: usize, p2: usize, rounds: u64, gap_ms: u64, go: String) {
+    use std::sync::{Arc, Barrier};
+    // One allocation for both threads' pages, so one range covers them.
+    let mut all = Pages::new(p1 + p2);
+    let (lo, hi) = all.range();
+    println!("range {lo:#x} {hi:#x}");
+    let base = all.mem.as_mut_ptr() as usize + all.first;
+    let bar = Arc::new(Barrier::new(2));
+    let gap = Duration::from_millis(gap_ms);
+    let run = move |off: usize, n: usize, bar: Arc<Barrier>| -> Duration {
+        let mut spent = Duration::ZERO;
+        for r in 0..rounds {
+            bar.wait();
+            let t = Instant::now();
+            for i in 0..n {
+                // SAFETY: pages off..off+n of the shared buffer, each
+                // thread its own.
+                unsafe { std::ptr::write_volatile((base + (off + i) * PAGE) as *mut u8, r as u8) };
+            }
+            spent += t.elapsed();
+            std::thread::sleep(gap);
+        }
+        spent
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let b2 = bar.clone();
+    let second = std::thread::spawn(move || {
+        tx.send(gettid()).unwrap();
+        run(p1, p2, b2)
+    });
+    let t2 = rx.recv().unwrap();
+    println!("tids {} {t2}", gettid());
+    use std::io::Write;
+    std::io::stdout().flush().unwrap();
+    while !std::path::Path::new(&go).exists() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let spent = run(0, p1, bar) + second.join().unwrap();
+    println!("done {}", spent.as_nanos());
+    std::io::stdout().flush().unwrap();
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+fn rasbench(n: u64, unit_us: u64, seed: u64, go: String) {
+    use std::io::Write;
+    let unit = Duration::from_micros(unit_us);
+    // splitmix64: the same k_i for the same SEED under every policy.
+    let mut x = seed;
+    let mut next = || {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let ks: Vec<u64> = (0..n).map(|_| 16 + next() % (8192 - 16)).collect();
+    let mut pids = Vec::new();
+    for &k in &ks {
+        // SAFETY: fork in a single-threaded parent; the child only writes,
+        // spins and exits.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            eprintln!("vm-load: fork failed");
+            std::process::exit(1);
+        }
+        if pid == 0 {
+            let mut b = Pages::new(64);
+            while !std::path::Path::new(&go).exists() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            for j in 0..k {
+                let i = (j % 64) as usize;
+                // SAFETY: page i of the buffer.
+                unsafe { std::ptr::write_volatile(b.mem.as_mut_ptr().add(b.first + i * PAGE), j as u8) };
+                let c0 = thread_cpu();
+                while thread_cpu() - c0 < unit {
+                    std::hint::spin_loop();
+                }
+            }
+            // SAFETY: leaving the child without the parent's atexit work.
+            unsafe { libc::_exit(0) };
+        }
+        pids.push(pid);
+    }
+    let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+    println!("pids {}", list.join(" "));
+    std::io::stdout().flush().unwrap();
+    while !std::path::Path::new(&go).exists() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let t0 = Instant::now();
+    let mut turn = Vec::new();
+    for _ in 0..n {
+        let mut st = 0;
+        // SAFETY: waiting for any child, status into st.
+        if unsafe { libc::wait(&mut st) } < 0 {
+            break;
+        }
+        turn.push(t0.elapsed().as_secs_f64());
+    }
+    turn.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mean = turn.iter().sum::<f64>() / turn.len().max(1) as f64;
+    let p50 = turn.get(turn.len() / 2).copied().unwrap_or(0.0);
+    let max = turn.last().copied().unwrap_or(0.0);
+    println!("total {max:.3} turnaround_mean {mean:.3} p50 {p50:.3} max {max:.3} writes {}", ks.iter().sum::<u64>());
 }

@@ -73,14 +73,20 @@ fn show(r: &TraceReport, json: bool) -> Result<()> {
         r.writes,
         r.period_us
     );
-    println!("{:>8} {:>12} {:>9} {:>9}", "TID", "WRITES", "RACE_PROB", "SLICE_MS");
+    println!(
+        "{:>8} {:>12} {:>9} {:>9}",
+        "TID", "WRITES", "RACE_PROB", "SLICE_MS"
+    );
     for t in &r.threads {
         let slice = if t.slice_us == 0 {
             "-".to_string()
         } else {
             format!("{:.0}", t.slice_us as f64 / 1000.0)
         };
-        println!("{:>8} {:>12} {:>9} {:>9}", t.tid, t.writes, t.race_prob, slice);
+        println!(
+            "{:>8} {:>12} {:>9} {:>9}",
+            t.tid, t.writes, t.race_prob, slice
+        );
     }
     Ok(())
 }
@@ -88,7 +94,11 @@ fn show(r: &TraceReport, json: bool) -> Result<()> {
 pub fn run(a: TraceArgs) -> Result<u8> {
     let pid = |s: &str| tix_ctl::parse_pid(s).map_err(|e| anyhow!(e));
     let (req, json) = match a.cmd {
-        TraceCmd::Start { pid: p, range: r, json } => {
+        TraceCmd::Start {
+            pid: p,
+            range: r,
+            json,
+        } => {
             let (lo, hi) = match r {
                 Some(r) => {
                     let (lo, hi) = range(&r)?;
@@ -96,7 +106,14 @@ pub fn run(a: TraceArgs) -> Result<u8> {
                 }
                 None => (None, None),
             };
-            (Request::TraceStart { pid: pid(&p)?, lo, hi }, json)
+            (
+                Request::TraceStart {
+                    pid: pid(&p)?,
+                    lo,
+                    hi,
+                },
+                json,
+            )
         }
         TraceCmd::Stop { pid: p, json } => (Request::TraceStop { pid: pid(&p)? }, json),
         TraceCmd::Get { pid: p, json } => (Request::TraceGet { pid: pid(&p)? }, json),

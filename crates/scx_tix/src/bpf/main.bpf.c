@@ -2,7 +2,9 @@
 /*
  * scx_tix: lottery and stride scheduling of Linux tasks as a sched_ext
  * scheduler, with Zepp's two-level rights (seed 000 §3-4: per-user base
- * tickets, per-process tickets) and Waldspurger's compensation (seed 001 §3.4).
+ * tickets, per-process tickets) and Waldspurger's compensation (seed 001 §3.4);
+ * also the race-averse scheduler over write counts the kernel takes alone
+ * (seed 002).
  *
  * The lottery is an exponential race (tix_core::race, rules.h): a runnable
  * task waits in a vtime-ordered DSQ under a key, the smallest key wins. A
@@ -95,6 +97,11 @@
  * cg_sync); a draw folds in what changed since (tickets, base, nice,
  * cpu.weight, a move) and walks the task's cgroups up to the root
  * (TIX_CG_DEPTH levels at most). cpu.max is counted, not enforced.
+ *
+ * RAS (--policy ras, seed 002 §2) and write tracing (§1, tix trace): see
+ * ras.bpf.h. RAS reuses this machine with one change of order: a queued
+ * task's key is its arrival number (a FIFO), its slice follows eq. 2-2 and
+ * a wake-up preempts nothing; the sums above are kept as for lottery.
  *
  * Accepted races and approximations (named):
  *  - runnable sums, the T's and vsum (the runnable value, used to cap leads) are

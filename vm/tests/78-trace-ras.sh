@@ -1,0 +1,196 @@
+# Write tracing without the application's help and the race-averse
+# scheduler (seed 002; issue 17 item 3), on two unpinned vCPUs.
+#
+# Tracing. vm-load writes a known pattern: two threads, 48 and 16 pages,
+# each page written once per round, 10 rounds 60 ms apart (at least five
+# 10 ms protection periods between rounds, so every round's first write to
+# each page faults and nothing else can). The counts are asserted exact per
+# thread: a round's writes are a few microseconds apart and each page is
+# written once in it, so a protection falling inside a round cannot count a
+# page twice; a round is missed only if the daemon's protecting thread did
+# not run once in 60 ms. The same pattern untraced gives the cost per
+# counted write fault (printed, not asserted: a timing).
+#
+# RAS. One writer of 64 pages and two of one page, all CPU-bound and
+# traced, under scx_tix --policy ras: the big writer holds most of the
+# writes, so eq. 2-1 gives it race_prob >= 5 (a slice of 50 ms or less) and
+# the others 0 (100 ms). A FIFO on two CPUs with three tasks runs each once
+# per cycle, so CPU time follows the slices: the big writer's time over a
+# small one's is asserted within 35% of its slice over theirs (the slices
+# move as counts grow, and TCG's late ticks stretch short slices; measured
+# first at ...), and below .7, where under lottery, the same boot, the
+# three hogs get equal time (ratio above .8).
+
+. /usr/share/tix/tests/common.sh
+
+VL=/opt/tix/bin/vm-load
+GO=/tmp/go78
+
+# writes_of OUT TID: the WRITES column of TID in `tix trace get` output.
+writes_of() { echo "$1" | awk -v t="$2" '$1 == t { print $2 }'; }
+# col_of OUT TID N: column N of TID's row.
+col_of() { echo "$1" | awk -v t="$2" -v n="$3" '$1 == t { print $n }'; }
+
+# pattern USER OUT: start vm-load's known pattern as USER, output to OUT;
+# prints its pid once it has printed its range and tids.
+pattern() {
+    rm -f "$GO"
+    su -s /bin/sh "$1" -c "exec $VL writes 48 16 10 60 $GO" </dev/null >"$2" 2>&1 &
+    _p=$!
+    _i=0
+    while ! grep -q '^tids' "$2" 2>/dev/null; do
+        _i=$((_i + 1))
+        [ $_i -gt 500 ] && break
+        usleep 20000
+    done
+    echo "$_p"
+}
+
+# run_pattern OUT: start the writes and wait for "done".
+run_pattern() {
+    touch "$GO"
+    _i=0
+    while ! grep -q '^done' "$1" 2>/dev/null; do
+        _i=$((_i + 1))
+        [ $_i -gt 1500 ] && break
+        usleep 20000
+    done
+}
+
+tix_start
+check "trace: scx_tix attached (lottery)" $?
+
+# --- the known pattern, traced over its buffer ---
+W=$(pattern alice /tmp/w78.out)
+set -- $(grep '^range' /tmp/w78.out)
+LO=$2 HI=$3
+set -- $(grep '^tids' /tmp/w78.out)
+T1=$2 T2=$3
+diag "pattern pid $W tids $T1 $T2 range $LO-$HI"
+out=$(as alice "tix trace start $W --range $LO-$HI" 2>&1); r=$?
+diag "alice> tix trace start: $out"
+check "trace: the owner starts tracing her process" $r
+run_pattern /tmp/w78.out
+got=$(as alice "tix trace get $W" 2>&1)
+diag "$got"
+c1=$(writes_of "$got" "$T1")
+c2=$(writes_of "$got" "$T2")
+[ "$c1" = 480 ]; check "trace: thread 1 wrote 48 pages x 10 rounds: counted $c1 (480)" $?
+[ "$c2" = 160 ]; check "trace: thread 2 wrote 16 pages x 10 rounds: counted $c2 (160)" $?
+ns_traced=$(awk '/^done/ { print $2 }' /tmp/w78.out)
+
+# --- bad input: one line, non-zero, nothing changed ---
+refused() { # NAME EXPECT CMD...: CMD fails with one line containing EXPECT
+    _n=$1 _e=$2
+    shift 2
+    _o=$("$@" 2>&1); _r=$?
+    diag "$* -> $_o"
+    [ $_r != 0 ] && [ "$(echo "$_o" | wc -l)" = 1 ] && echo "$_o" | grep -q "$_e"
+    check "trace: $_n" $?
+}
+refused "tracing twice is refused" "already traced" as alice "tix trace start $W"
+refused "bob may not read alice's counts" "not permitted" as bob "tix trace get $W"
+refused "bob may not stop alice's trace" "not permitted" as bob "tix trace stop $W"
+B=$(hog any bob)
+refused "alice may not trace bob's process" "not permitted" as alice "tix trace start $B"
+refused "stopping what was not started" "not traced" as bob "tix trace stop $B"
+refused "reading what was not started" "not traced" tix trace get "$B"
+refused "a kernel thread (kthreadd, root asking)" "kernel thread" tix trace start 2
+refused "an unknown pid" "no such process" tix trace start 999999
+refused "an empty range" "empty range" tix trace start "$B" --range 0x2000-0x1000
+refused "a malformed range" "range" tix trace start "$B" --range nonsense
+again=$(as alice "tix trace get $W" 2>&1)
+[ "$(writes_of "$again" "$T1")" = 480 ]; check "trace: refused requests changed nothing" $?
+fin=$(as alice "tix trace stop $W" 2>&1); r=$?
+[ $r = 0 ] && echo "$fin" | grep -q "tracing stopped" && [ "$(writes_of "$fin" "$T1")" = 480 ]
+check "trace: stop answers with the final counts" $?
+refused "reading after stop" "not traced" as alice "tix trace get $W"
+stop "$W" "$B"
+# A traced process that exits is dropped; its pid reads as unknown.
+X=$(hog any alice)
+as alice "tix trace start $X" >/dev/null 2>&1
+stop "$X"
+sleep 2
+refused "a traced process that exited" "no such process" tix trace get "$X"
+
+# --- cost per counted write fault: the same pattern untraced ---
+W=$(pattern alice /tmp/w78u.out)
+run_pattern /tmp/w78u.out
+stop "$W"
+ns_plain=$(awk '/^done/ { print $2 }' /tmp/w78u.out)
+diag "bench: trace cost per counted write fault: $(awk -v t="$ns_traced" -v p="$ns_plain" \
+    'BEGIN { printf "%.2f us (640 faults; writing took %.2f ms traced, %.2f ms untraced; TCG)", (t - p) / 640 / 1000, t / 1e6, p / 1e6 }')"
+
+# --- RAS against lottery: one big writer, two small ---
+three() { # start the three writers, traced; prints their pids
+    _a=$(sh -c "exec $VL writer 64" </dev/null >/dev/null 2>&1 & echo $!)
+    _b=$(sh -c "exec $VL writer 1" </dev/null >/dev/null 2>&1 & echo $!)
+    _c=$(sh -c "exec $VL writer 1" </dev/null >/dev/null 2>&1 & echo $!)
+    for _p in $_a $_b $_c; do tix trace start "$_p" >/dev/null || diag "trace start $_p failed"; done
+    echo "$_a $_b $_c"
+}
+# bench: seed 002's benchmark (Ch. 3) at N = 10, traced: prints vm-load's
+# "total .. turnaround_mean .." line.
+bench() {
+    rm -f /tmp/go78b
+    $VL rasbench 10 100 2002 /tmp/go78b >/tmp/rb78.out 2>&1 &
+    _bp=$!
+    _i=0
+    while ! grep -q '^pids' /tmp/rb78.out 2>/dev/null; do
+        _i=$((_i + 1))
+        [ $_i -gt 500 ] && break
+        usleep 20000
+    done
+    for _p in $(sed -n 's/^pids //p' /tmp/rb78.out); do
+        tix trace start "$_p" >/dev/null || diag "trace start $_p failed"
+    done
+    touch /tmp/go78b
+    wait "$_bp"
+    grep '^total' /tmp/rb78.out
+}
+
+# ratio_a_bc OUT: A's CPU time over the mean of B's and C's (measure_snap).
+ratio_a_bc() { echo "$1" | awk 'NR == 1 { a = $2 } NR > 1 { s += $2 } END { printf "%.4f\n", (s > 0 ? a / (s / 2) : 0) }'; }
+
+set -- $(three)
+A=$1 B=$2 C=$3
+sleep 2
+m=$(measure_snap 8 "$A" "$B" "$C")
+diag "lottery: $(echo $m)"
+r_lot=$(ratio_a_bc "$m")
+stop "$A" "$B" "$C"
+b_lot=$(bench)
+diag "bench: seed 002 benchmark, N = 10, lottery: $b_lot"
+tix_stop
+
+tix_start --policy ras
+check "ras: scx_tix --policy ras attached" $?
+tix status 2>&1 | grep -q "ras"; check "ras: tix status names the policy" $?
+refused "switching to lottery while attached is refused" "chosen when scx_tix starts" tix policy lottery
+set -- $(three)
+A=$1 B=$2 C=$3
+sleep 3
+m=$(measure_snap 8 "$A" "$B" "$C")
+diag "ras: $(echo $m)"
+r_ras=$(ratio_a_bc "$m")
+ga=$(tix trace get "$A"); gb=$(tix trace get "$B"); gc=$(tix trace get "$C")
+diag "$ga"
+diag "$gb"
+pa=$(col_of "$ga" "$A" 3); sa=$(col_of "$ga" "$A" 4)
+pb=$(col_of "$gb" "$B" 3); sb=$(col_of "$gb" "$B" 4)
+pc=$(col_of "$gc" "$C" 3)
+stop "$A" "$B" "$C"
+diag "ratios A/(B,C): lottery $r_lot, ras $r_ras; race_prob A $pa B $pb C $pc; slices A $sa ms B $sb ms"
+[ -n "$pa" ] && [ "$pa" -ge 5 ] && [ "$pb" = 0 ] && [ "$pc" = 0 ]
+check "ras: eq. 2-1: the big writer's race_prob >= 5 ($pa), the small writers' 0 ($pb, $pc)" $?
+[ -n "$sa" ] && [ "$sa" = $((100 - 10 * pa)) ] && [ "$sb" = 100 ]
+check "ras: eq. 2-2: slices $sa and $sb ms" $?
+want=$(awk -v a="$sa" -v b="$sb" 'BEGIN { printf "%.4f\n", (b > 0 ? a / b : 0) }')
+awk -v r="$r_ras" -v w="$want" 'BEGIN { exit !(w > 0 && r >= w * 0.65 && r <= w * 1.35) }'
+check "ras: CPU time follows the slices: A/(B,C) $r_ras within 35% of $want" $?
+awk -v r="$r_ras" -v l="$r_lot" 'BEGIN { exit !(r < 0.7 && l > 0.8) }'
+check "ras: the racy writer gets less than under lottery ($r_ras < .7; lottery $r_lot > .8)" $?
+b_ras=$(bench)
+diag "bench: seed 002 benchmark, N = 10, ras: $b_ras"
+[ -n "$b_lot" ] && [ -n "$b_ras" ]; check "ras: seed 002's benchmark ran to the end under lottery and ras" $?
+tix_stop
