@@ -371,7 +371,9 @@ fn rasbench(n: u64, unit_us: u64, seed: u64, go: String) {
             for j in 0..k {
                 let i = (j % 64) as usize;
                 // SAFETY: page i of the buffer.
-                unsafe { std::ptr::write_volatile(b.mem.as_mut_ptr().add(b.first + i * PAGE), j as u8) };
+                unsafe {
+                    std::ptr::write_volatile(b.mem.as_mut_ptr().add(b.first + i * PAGE), j as u8)
+                };
                 let c0 = thread_cpu();
                 while thread_cpu() - c0 < unit {
                     std::hint::spin_loop();
@@ -402,5 +404,8 @@ fn rasbench(n: u64, unit_us: u64, seed: u64, go: String) {
     let mean = turn.iter().sum::<f64>() / turn.len().max(1) as f64;
     let p50 = turn.get(turn.len() / 2).copied().unwrap_or(0.0);
     let max = turn.last().copied().unwrap_or(0.0);
-    println!("total {max:.3} turnaround_mean {mean:.3} p50 {p50:.3} max {max:.3} writes {}", ks.iter().sum::<u64>());
+    println!(
+        "total {max:.3} turnaround_mean {mean:.3} p50 {p50:.3} max {max:.3} writes {}",
+        ks.iter().sum::<u64>()
+    );
 }
