@@ -28,6 +28,10 @@ for pol in stride lottery; do
     H1=$(apin "$hogcmd")
     H2=$(apin "$hogcmd")
     sleep 0.5
+    # fundx's own request must land before the loan (under TCG it once
+    # had not after 0.5 s: C still held the default 100).
+    _i=0
+    while [ "$(ltix -p "$C")" != 400 ] && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
     out=$(as_alice "tix lend $C $S 300 --for 6")
     r=$?
     diag "$pol: $out"
