@@ -42,30 +42,31 @@ writes_of() { echo "$1" | awk -v t="$2" '$1 == t { print $2 }'; }
 # col_of OUT TID N: column N of TID's row.
 col_of() { echo "$1" | awk -v t="$2" -v n="$3" '$1 == t { print $n }'; }
 
+# wait_for FILE PATTERN TRIES: until a line of FILE matches PATTERN, polled
+# every 20 ms at most TRIES times.
+wait_for() {
+    _i=0
+    while ! grep -q "$2" "$1" 2>/dev/null; do
+        _i=$((_i + 1))
+        [ $_i -gt "$3" ] && break
+        usleep 20000
+    done
+}
+
 # pattern USER OUT: start vm-load's known pattern as USER, output to OUT;
 # prints its pid once it has printed its range and tids.
 pattern() {
     rm -f "$GO"
     su -s /bin/sh "$1" -c "exec $VL writes 48 16 10 60 $GO" </dev/null >"$2" 2>&1 &
     _p=$!
-    _i=0
-    while ! grep -q '^tids' "$2" 2>/dev/null; do
-        _i=$((_i + 1))
-        [ $_i -gt 500 ] && break
-        usleep 20000
-    done
+    wait_for "$2" '^tids' 500
     echo "$_p"
 }
 
 # run_pattern OUT: start the writes and wait for "done".
 run_pattern() {
     touch "$GO"
-    _i=0
-    while ! grep -q '^done' "$1" 2>/dev/null; do
-        _i=$((_i + 1))
-        [ $_i -gt 1500 ] && break
-        usleep 20000
-    done
+    wait_for "$1" '^done' 1500
 }
 
 tix_start
@@ -146,12 +147,7 @@ bench() {
     rm -f /tmp/go78b
     $VL rasbench 10 100 2002 /tmp/go78b >/tmp/rb78.out 2>&1 &
     _bp=$!
-    _i=0
-    while ! grep -q '^pids' /tmp/rb78.out 2>/dev/null; do
-        _i=$((_i + 1))
-        [ $_i -gt 500 ] && break
-        usleep 20000
-    done
+    wait_for /tmp/rb78.out '^pids' 500
     for _p in $(sed -n 's/^pids //p' /tmp/rb78.out); do
         tix trace start "$_p" >/dev/null || diag "trace start $_p failed"
     done

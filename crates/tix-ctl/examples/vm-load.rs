@@ -344,15 +344,10 @@ fn writes(p1: usize, p2: usize, rounds: u64, gap_ms: u64, go: String) {
 fn rasbench(n: u64, unit_us: u64, seed: u64, go: String) {
     use std::io::Write;
     let unit = Duration::from_micros(unit_us);
-    // splitmix64: the same k_i for the same SEED under every policy.
-    let mut x = seed;
-    let mut next = || {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    // The same k_i for the same SEED under every policy.
+    use tix_core::rng::{Rng, SplitMix64};
+    let mut rng = SplitMix64::new(seed);
+    let mut next = || rng.next_u64();
     let ks: Vec<u64> = (0..n).map(|_| 16 + next() % (8192 - 16)).collect();
     let mut pids = Vec::new();
     for &k in &ks {

@@ -242,7 +242,7 @@ pub struct Daemon<B: Backend> {
     pub traces: BTreeMap<u32, crate::trace::Trace>,
 }
 
-fn no_process(pid: u32) -> Response {
+pub(crate) fn no_process(pid: u32) -> Response {
     Response::error(ErrorKind::NoSuchProcess, format!("no such process: {pid}"))
 }
 

@@ -10,7 +10,7 @@
 //! process exits, and is not recorded across daemon restarts (the counters
 //! live in the scheduler, which restarts with the daemon).
 
-use crate::daemon::{Backend, Caller, Daemon, ProcId};
+use crate::daemon::{no_process, Backend, Caller, Daemon, ProcId};
 use crate::{ErrorKind, Response, TraceReport, TraceThread};
 
 /// Traced processes in all, and per owner (for unprivileged callers): each
@@ -34,8 +34,13 @@ fn not_traced(pid: u32) -> Response {
     )
 }
 
-fn no_process(pid: u32) -> Response {
-    Response::error(ErrorKind::NoSuchProcess, format!("no such process: {pid}"))
+fn not_permitted(pid: u32, owner: u32) -> Response {
+    Response::error(
+        ErrorKind::NotPermitted,
+        format!(
+            "not permitted: process {pid} belongs to uid {owner} (only its owner or CAP_SYS_NICE may trace it)"
+        ),
+    )
 }
 
 impl<B: Backend> Daemon<B> {
@@ -53,13 +58,7 @@ impl<B: Backend> Daemon<B> {
             return Err(not_traced(pid));
         };
         if !(caller.privileged || caller.uid == t.uid) {
-            return Err(Response::error(
-                ErrorKind::NotPermitted,
-                format!(
-                    "not permitted: process {pid} belongs to uid {} (only its owner or CAP_SYS_NICE may trace it)",
-                    t.uid
-                ),
-            ));
+            return Err(not_permitted(pid, t.uid));
         }
         Ok(t)
     }
@@ -106,13 +105,7 @@ impl<B: Backend> Daemon<B> {
             return no_process(pid);
         };
         if !(caller.privileged || caller.uid == f.uid) {
-            return Response::error(
-                ErrorKind::NotPermitted,
-                format!(
-                    "not permitted: process {pid} belongs to uid {} (only its owner or CAP_SYS_NICE may trace it)",
-                    f.uid
-                ),
-            );
+            return not_permitted(pid, f.uid);
         }
         if self.backend.kernel_thread(&pin) {
             return Response::error(

@@ -171,8 +171,8 @@ quantify; (2) with N ≥ 20 a task's race_prob = ⌊10·w/Σw⌋ stays 0 until i
 slice is the 100 ms maximum and RAS schedules like RR — the report's own explanation of RAS ≈ RR at small N. \
 On the real kernel (scx_tix --policy ras over write counts taken by tix trace, <code>vm/tests/78-trace-ras.sh</code>, \
 7.2.13 guest, 2 vCPUs under TCG; N = 10, each write followed by 100 µs of CPU) the same benchmark finished in \
-2.16–2.23 s under RAS against 2.83–2.94 s under lottery with 3.5 ms slices (24% sooner, the report's ~20%), mean \
-turnaround 1.53–1.57 s against 1.76–1.85 s, two runs. The gain is the machine's, which the model does not charge: \
+2.13–2.23 s under RAS against 2.83–3.07 s under lottery with 3.5 ms slices (21–31% sooner, the report's ~20%), mean \
+turnaround 1.27–1.57 s against 1.76–1.88 s, three runs. The gain is the machine's, which the model does not charge: \
 RAS's slices are up to 30 times longer, so it switches less; which cost it saves was not measured."
         ),
         agrees: Some((false, format!("total time equal by construction (no race cost in the model); RAS mean turnaround ≤ RR's at every N: {better}"))),
