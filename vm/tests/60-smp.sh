@@ -15,10 +15,20 @@
 #    vCPU's ticks come late and a run lasts several slices (~16 ms on 4
 #    vCPUs), fewer still on a busy host, and each run is one draw. On 4+
 #    CPUs the window is 20 s (10 s holds ~2,500 lotteries there).
+# A task capped at one CPU (the 800 of 100:100:800 on 2 CPUs, the 400s on
+# 4) is held to a lower bound only: it must get at least its CPU. It gets
+# more of the hogs' sum than 1/N because the guest's own work (the daemon,
+# tix top, this script's sampling; 0.46-0.73 CPU-s of 20 under TCG,
+# measured as the 800's excess in eight runs: .5115-.5193) falls on the
+# CPUs the capped task leaves, not on its own; that is no error of the
+# proportional split. The uncapped tasks are held to the two-sided bound
+# on their shares renormalised to the uncapped tasks' ideal sum: what the
+# guest's work took from them is taken from all of them alike.
 # On 2 CPUs the sets are 100:100:100:300 and 100:100:800; on 4 and more,
 # 100,100,200,200,400,400.
 
-# waterfill CPUS W...: each weight's ideal share of the machine.
+# waterfill CPUS W...: each weight's ideal share of the machine (line 1)
+# and whether it is capped at one CPU (line 2).
 waterfill() {
     _n=$1
     shift
@@ -33,6 +43,7 @@ waterfill() {
         } while (changed && left > 0)
         for (i = 1; i <= k; i++)
             printf "%.5f%s", (cap[i] ? 1 : (tot > 0 ? w[i] * left / tot : 0)) / n, (i < k ? " " : "\n")
+        for (i = 1; i <= k; i++) printf "%d%s", cap[i], (i < k ? " " : "\n")
     }'
 }
 
@@ -67,7 +78,9 @@ smp_run() {
         _pids="$_pids $_p"
     done
     sleep 0.5
-    _ideal=$(waterfill "$NCPU" "$@")
+    _wf=$(waterfill "$NCPU" "$@")
+    _ideal=$(echo "$_wf" | sed -n 1p)
+    _capped=$(echo "$_wf" | sed -n 2p)
     tix top --once --interval "$SECS" >/tmp/smp-top 2>&1 &
     _tp=$!
     _out=$(measure_snap "$SECS" $_pids)
@@ -82,6 +95,14 @@ smp_run() {
     for _p in $_pids; do
         _tmsum=$(awk -v p="$_p" -v s="$_tmsum" '$1 == p { sub("%", "", $9); s += $9 / 100 } END { print s }' /tmp/smp-top)
     done
+    # The uncapped tasks' measured and ideal sums, to renormalise their
+    # shares (see the header: what a capped task leaves goes to them).
+    _us=$(printf '%s\n%s\n' "$_capped" "$_ideal" | awk -v got="$(echo "$_out" | awk '{ printf "%s ", $3 }')" '
+        NR == 1 { n = split($0, c, " ") } NR == 2 { split($0, w, " ") }
+        END { split(got, g, " "); for (i = 1; i <= n; i++) if (!c[i]) { gs += g[i]; ws += w[i] }
+              printf "%.6f %.6f\n", gs, ws }')
+    _ugot=${_us% *}
+    _uwant=${_us#* }
     _i=0
     _fail=0
     _line=""
@@ -91,9 +112,16 @@ smp_run() {
         _got=$(echo "$_out" | awk -v i="$_i" 'NR == i { print $3 }')
         _pid=$(echo "$_out" | awk -v i="$_i" 'NR == i { print $1 }')
         _want=$(echo "$_ideal" | awk -v i="$_i" '{ print $i }')
+        _cap=$(echo "$_capped" | awk -v i="$_i" '{ print $i }')
         _tol=$(share_tol "$_pol" "$_want" "$_draws")
-        near "$_got" "$_want" "$_tol" || _fail=1
-        _line="$_line $_w:$_got/$_want"
+        if [ "$_cap" = 1 ]; then
+            awk -v g="$_got" -v w="$_want" -v e="$_tol" 'BEGIN { exit !(g >= w - e) }' || _fail=1
+            _line="$_line $_w:$_got/$_want(capped)"
+        else
+            _norm=$(awk -v g="$_got" -v gs="$_ugot" -v ws="$_uwant" 'BEGIN { printf "%.4f", (gs > 0 ? g * ws / gs : 0) }')
+            near "$_norm" "$_want" "$_tol" || _fail=1
+            _line="$_line $_w:$_got->$_norm/$_want"
+        fi
         # tix top's row: ... VALUE EXPECTED MEASURED WINS
         _te=$(awk -v p="$_pid" '$1 == p { sub("%", "", $8); print $8 / 100 }' /tmp/smp-top)
         _tm=$(awk -v p="$_pid" -v s="$_tmsum" '$1 == p { sub("%", "", $9); printf "%.4f\n", (s > 0 ? $9 / 100 / s : 0) }' /tmp/smp-top)
@@ -104,7 +132,7 @@ smp_run() {
         fi
     done
     _tot=$(echo "$_out" | awk '{ s += $2 } END { printf "%.2f", s / 1e9 }')
-    diag "$_pol on $NCPU CPUs, tickets:share/ideal$_line (hogs used ${_tot} CPU-s of $((NCPU * SECS)), $_draws lotteries won)"
+    diag "$_pol on $NCPU CPUs, tickets:share[->renormalised]/ideal$_line (hogs used ${_tot} CPU-s of $((NCPU * SECS)), $_draws lotteries won)"
     diag "tix top, tickets:expected/measured (of the hogs' sum)$_top"
     stop $_pids
     return $_fail
