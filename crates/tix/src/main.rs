@@ -88,7 +88,28 @@ fn man(out: Option<PathBuf>) -> anyhow::Result<u8> {
     Ok(0)
 }
 
+/// A reader that stops early (`tix status | grep -q stride`) closes the
+/// pipe, and println! then panics. Exit as a filter killed by SIGPIPE
+/// would (141), silently; SIGPIPE itself stays ignored so a daemon that
+/// hangs up on a request is an error message, not a silent death.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     // lnice, lrenice, lsetbase, ltix: the thesis's tools, by argv[0].
     let argv: Vec<String> = std::env::args().collect();
     if let Some(code) = ctl::alias_main(&argv) {

@@ -204,3 +204,20 @@ fn mach_names_by_argv0_run_the_subcommands() {
     assert!(err.contains("not running"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_tix_quietly() {
+    // `tix … | grep -q x`: the reader is gone before tix writes. The read
+    // end is closed before tix starts, so its first line meets EPIPE.
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_tix"))
+        .args(["sim", "error", "--algo", "stride", "--shares", "3,2,1"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run tix");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(141), "{err}");
+}
