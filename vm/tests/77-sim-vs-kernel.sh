@@ -13,7 +13,8 @@
 # the 2,000 quanta per CPU of 8 s, plus .005 for the snapshots. GR3 on two
 # CPUs held the 305 within .5 points of the simulator once its runs reach
 # 2N - 1 keys (crates/scx_tix_user/src/policy.rs, `reach`); at N keys it
-# was 5 points short.
+# was 5 points short. Each replay is also printed as a "kernel-json" line,
+# which scripts/kernel-replays.sh saves for `tix sim report --kernel`.
 
 . /usr/share/tix/tests/common.sh
 
@@ -39,10 +40,13 @@ compare() {
         diag "$1: scx_tix_user did not attach"
         return 1
     fi
-    out=$(tix sim kernel "$f" 2>&1)
+    rm -f /tmp/replay.json
+    out=$(tix sim kernel "$f" --json-out /tmp/replay.json 2>&1)
     rc=$?
     user_stop
     echo "$out" | sed 's/^/#   /'
+    # For the report's page (scripts/kernel-replays.sh collects these).
+    [ -s /tmp/replay.json ] && diag "kernel-json $(cat /tmp/replay.json)"
     if [ "$1" = lottery ]; then
         tol=$(echo "$out" | awk 'NR > 2 { print $4 }' | while read -r p; do
             awk -v s="$(binom_sd "$p" $((2000 * $2)))" 'BEGIN { printf "%.4f\n", 4 * s + 0.005 }'

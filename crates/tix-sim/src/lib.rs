@@ -14,6 +14,7 @@ pub mod model;
 pub mod output;
 pub mod plot;
 pub mod progress;
+pub mod replay;
 pub mod report;
 pub mod repro;
 pub mod scenario;

@@ -181,6 +181,7 @@ pub fn write_report(
     quick: bool,
     progress: bool,
     only: Option<&str>,
+    kernel: Option<&Path>,
 ) -> Result<PathBuf> {
     let t0 = std::time::Instant::now();
     // An --only that names nothing fails before anything is written.
@@ -195,6 +196,10 @@ pub fn write_report(
             )));
         }
     }
+    // Saved kernel replays are read before anything is written: a
+    // malformed file fails before minutes of reproductions.
+    let replays = kernel.map(|k| crate::replay::load(k).map(|v| (v, k)));
+    let replays = replays.transpose()?;
     for d in ["", "plots", "scenarios"] {
         let p = out.join(d);
         std::fs::create_dir_all(&p).map_err(|e| SimError::io(&p, e))?;
@@ -204,7 +209,10 @@ pub fn write_report(
         quick,
         progress,
     };
-    let exps = repro::all(&cx, only)?;
+    let mut exps = repro::all(&cx, only)?;
+    if let Some((saved, k)) = replays {
+        exps.push(crate::replay::experiment(&saved, k));
+    }
     let html = page(&exps, quick, t0.elapsed().as_secs_f64());
     let index = out.join("index.html");
     std::fs::write(&index, html).map_err(|e| SimError::io(&index, e))?;

@@ -67,6 +67,9 @@ enum SimCmd {
         file: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Also write the replay as one JSON line to this file.
+        #[arg(long)]
+        json_out: Option<PathBuf>,
         /// Time the processes run before the measured window (ms).
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=60_000))]
         settle_ms: u64,
@@ -81,6 +84,10 @@ enum SimCmd {
         /// Only the reproductions of one seed (gr3, waldspurger, zepp, samih, ras).
         #[arg(long)]
         only: Option<String>,
+        /// Saved `tix sim kernel` replays (JSON lines, scripts/kernel-replays.sh)
+        /// to show beside the simulator and the paper.
+        #[arg(long)]
+        kernel: Option<PathBuf>,
     },
     /// Simulated quanta per second for CPU-bound clients on one CPU.
     Bench {
@@ -180,18 +187,33 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         SimCmd::Kernel {
             file,
             json,
+            json_out,
             settle_ms,
         } => {
             let r = crate::sim_kernel::replay(&file, std::time::Duration::from_millis(settle_ms))?;
+            if let Some(p) = json_out {
+                std::fs::write(&p, serde_json::to_string(&r)? + "\n")
+                    .with_context(|| format!("cannot write {}", p.display()))?;
+            }
             if json {
                 println!("{}", serde_json::to_string(&r)?);
             } else {
                 print!("{}", crate::sim_kernel::table(&r));
             }
         }
-        SimCmd::Report { quick, out, only } => {
-            let page =
-                tix_sim::report::write_report(&out, quick, progress_on(false), only.as_deref())?;
+        SimCmd::Report {
+            quick,
+            out,
+            only,
+            kernel,
+        } => {
+            let page = tix_sim::report::write_report(
+                &out,
+                quick,
+                progress_on(false),
+                only.as_deref(),
+                kernel.as_deref(),
+            )?;
             println!("{}", page.display());
         }
         SimCmd::Bench {

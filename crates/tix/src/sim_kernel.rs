@@ -12,7 +12,6 @@
 //! approximated. Shares are of the clients' own CPU time, on both sides.
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
 use tix_core::cgroup::NICE_WEIGHTS;
@@ -29,25 +28,7 @@ fn nice_for(tickets: u64) -> Option<i32> {
     (-20..=19).find(|&n| scx_weight(n) == tickets)
 }
 
-#[derive(Serialize)]
-pub struct Row {
-    pub name: String,
-    pub tickets: u64,
-    pub nice: i32,
-    /// Share of the clients' CPU time: simulated, measured.
-    pub sim: f64,
-    pub kernel: f64,
-}
-
-#[derive(Serialize)]
-pub struct Replay {
-    pub algo: String,
-    pub cpus: usize,
-    /// The sched_ext scheduler attached while measuring ("" if none).
-    pub scheduler: String,
-    pub seconds: f64,
-    pub clients: Vec<Row>,
-}
+pub use tix_sim::replay::{Replay, Row};
 
 /// Why `sys` cannot be replayed as processes, naming the field.
 fn check(sys: &System, online: usize) -> Result<Vec<i32>> {
@@ -196,6 +177,9 @@ pub fn replay(file: &Path, settle: Duration) -> Result<Replay> {
         algo: sys.config.algo.clone(),
         cpus: online,
         scheduler,
+        kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default(),
         seconds: secs,
         clients,
     })

@@ -69,6 +69,38 @@ fn report_refuses_unknown_families_and_unwritable_plots() {
         std::fs::read_dir(&d).unwrap().next().is_none(),
         "nothing written"
     );
+    // Saved kernel replays that are missing or not replays.
+    refused(
+        &[
+            "sim",
+            "report",
+            "--quick",
+            "--out",
+            out,
+            "--kernel",
+            "/nonexistent.jsonl",
+        ],
+        "/nonexistent.jsonl",
+    );
+    let bad = std::env::temp_dir().join(format!("tix-cli-replays-{}", std::process::id()));
+    std::fs::write(&bad, "{\"algo\": \"gr3\"}\n").unwrap();
+    refused(
+        &[
+            "sim",
+            "report",
+            "--quick",
+            "--out",
+            out,
+            "--kernel",
+            bad.to_str().unwrap(),
+        ],
+        ":1: not a saved replay",
+    );
+    std::fs::remove_file(&bad).unwrap();
+    assert!(
+        std::fs::read_dir(&d).unwrap().next().is_none(),
+        "nothing written"
+    );
     // plots/ is a file: nothing can be written under it.
     std::fs::write(d.join("plots"), "").unwrap();
     refused(
