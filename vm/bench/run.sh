@@ -12,8 +12,12 @@
 #   - the BPF callbacks' cost: run time per call from the kernel's BPF
 #     statistics (kernel.bpf_stats_enabled, read with bpftool) over all of
 #     the above
-# for: default, scx_tix --policy lottery, scx_tix --policy stride, and
-# scx_wvtime (a minimal weighted virtual-time scheduler, the BPF peer).
+#   - the user-space backend's decision time per dispatch (its own timing,
+#     the last stats line it prints)
+# for: default, scx_tix --policy lottery, scx_tix --policy stride,
+# scx_wvtime (a minimal weighted virtual-time scheduler, the BPF peer), and
+# tix-core's GR3 and stride run from user space (scx_tix_user, on
+# scx_rustland_core: every decision crosses to user space and back).
 #
 # usage: vm/bench/run.sh [--cpus N] [--reps R] [--secs S] [--hogs H] [--groups G]
 #                        [--loops L] [--no-build] [--timeout SECS]
@@ -74,15 +78,15 @@ done
 hogs=${hogs:-$cpus}
 # Budget per scheduler: messaging and hackbench (~8 s a run under TCG at the
 # defaults), 2 x reps latency runs and 2 deadline runs of secs; plus boot.
-timeout_s=${timeout_s:-$((4 * (reps * (groups * loops / 10 + 2 * secs) + 2 * secs + 30) + 1200))}
+timeout_s=${timeout_s:-$((6 * (reps * (groups * loops / 10 + 2 * secs) + 2 * secs + 30) + 1200))}
 
 target=${CARGO_TARGET_DIR:-$repo/target}
 if [ "$build" = 1 ]; then
-    echo "bench: building scx_tix, scx_wvtime, tix and vm-load (release)" >&2
-    (cd "$repo" && cargo build --release -p scx_tix -p tix &&
+    echo "bench: building scx_tix, scx_wvtime, scx_tix_user, tix and vm-load (release)" >&2
+    (cd "$repo" && cargo build --release -p scx_tix -p scx_tix_user -p tix &&
         cargo build --release -p tix-ctl --example vm-load) >&2 || { echo "bench: build failed" >&2; exit 1; }
 fi
-for b in scx_tix scx_wvtime tix examples/vm-load; do
+for b in scx_tix scx_wvtime scx_tix_user tix examples/vm-load; do
     [ -x "$target/release/$b" ] || { echo "bench: $target/release/$b missing" >&2; exit 1; }
 done
 
@@ -174,10 +178,14 @@ echo "bench: $(nproc) CPUs, kernel $(uname -r); default scheduler"
 bench default
 echo 1 >/proc/sys/kernel/bpf_stats_enabled || fail "cannot enable kernel.bpf_stats_enabled"
 : >/tmp/bpf-costs
-for sched in lottery stride wvtime; do
+: >/tmp/user-costs
+for sched in lottery stride wvtime user-gr3 user-stride; do
     if [ "$sched" = wvtime ]; then
         label=scx_wvtime
         scx_wvtime >"$log" 2>&1 &
+    elif [ "${sched#user-}" != "$sched" ]; then
+        label=scx_tix_user-${sched#user-}
+        scx_tix_user --policy "${sched#user-}" --stats 1 >"$log" 2>&1 &
     else
         label=scx_tix-$sched
         scx_tix --policy "$sched" >"$log" 2>&1 &
@@ -196,11 +204,20 @@ for sched in lottery stride wvtime; do
               if ($i == "run_time_ns") t = $(i + 1)
               if ($i == "run_cnt") c = $(i + 1)
           }
-          if (n ~ /^(tix|wvt)_/ && c != "") { sub(/^(tix|wvt)_/, "", n); print l, n, t, c } }' >>/tmp/bpf-costs
+          if (n ~ /^(tix|wvt|rustland)_/ && c != "") { sub(/^(tix|wvt|rustland)_/, "", n); print l, n, t, c } }' >>/tmp/bpf-costs
     grep -q "^$label " /tmp/bpf-costs || fail "no BPF statistics for $label (bpftool prog show)"
-    if [ "$sched" != wvtime ]; then
-        st=$(tix status 2>&1) && echo "$st" | sed 's/^/bench: tix status: /'
-    fi
+    case $sched in
+        lottery | stride)
+            st=$(tix status 2>&1) && echo "$st" | sed 's/^/bench: tix status: /'
+            ;;
+        user-*)
+            # "policy gr3 dispatches N picks N decision N ns/dispatch ...":
+            # the backend's own timing of its decisions.
+            d=$(grep 'decision' "$log" | tail -n 1 | sed 's/.*decision \([0-9]*\) ns.*/\1/')
+            echo "bench: $label: $(grep 'decision' "$log" | tail -n 1)"
+            echo "$label ${d:-0}" >>/tmp/user-costs
+            ;;
+    esac
     kill -TERM "$daemon"
     wait "$daemon" 2>/dev/null
     daemon=""
@@ -218,15 +235,19 @@ echo
 # bpf-costs: label callback run_time_ns run_cnt. One row per callback:
 # ns per call under each scheduler; the last row is all callbacks' time
 # over all their calls.
-echo "| callback | scx_tix-lottery ns/call | calls | scx_tix-stride ns/call | calls | scx_wvtime ns/call | calls |"
-echo "|---|---|---|---|---|---|---|"
+echo "| callback | scx_tix-lottery ns/call | calls | scx_tix-stride ns/call | calls | scx_wvtime ns/call | calls | scx_tix_user-gr3 ns/call | calls | scx_tix_user-stride ns/call | calls |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 awk '{ t[$1 " " $2] = $3; c[$1 " " $2] = $4; cb[$2] = 1; T[$1] += $3; C[$1] += $4 }
      function cell(l, k) { return c[l " " k] > 0 ? sprintf("%.0f | %d", t[l " " k] / c[l " " k], c[l " " k]) : "- | 0" }
-     END { n = split("scx_tix-lottery scx_tix-stride scx_wvtime", L, " ")
+     END { n = split("scx_tix-lottery scx_tix-stride scx_wvtime scx_tix_user-gr3 scx_tix_user-stride", L, " ")
            for (k in cb) { row = "| " k; for (i = 1; i <= n; i++) row = row " | " cell(L[i], k); print row " |" }
            row = "| all callbacks"
            for (i = 1; i <= n; i++) row = row " | " (C[L[i]] > 0 ? sprintf("%.0f | %d", T[L[i]] / C[L[i]], C[L[i]]) : "- | 0")
            print row " |" }' /tmp/bpf-costs | sort
+echo
+echo "| user-space backend | decision ns per dispatch (its own timing) |"
+echo "|---|---|"
+awk '{ printf "| %s | %d |\n", $1, $2 }' /tmp/user-costs 2>/dev/null
 GUEST
 
 export TIX_VM_LOG
@@ -235,6 +256,7 @@ trap 'rm -f "$TIX_VM_LOG"' EXIT
 set +e
 "$repo/vm/run.sh" --cpus "$cpus" --timeout "$timeout_s" \
     --add "$target/release/scx_tix" --add "$target/release/scx_wvtime" --add "$target/release/tix" \
+    --add "$target/release/scx_tix_user" \
     --add "$target/release/examples/vm-load" -- \
     "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops
 $guest"
