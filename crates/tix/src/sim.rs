@@ -191,12 +191,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             settle_ms,
         } => {
             let r = crate::sim_kernel::replay(&file, std::time::Duration::from_millis(settle_ms))?;
+            let line = serde_json::to_string(&r)?;
             if let Some(p) = json_out {
-                std::fs::write(&p, serde_json::to_string(&r)? + "\n")
+                std::fs::write(&p, format!("{line}\n"))
                     .with_context(|| format!("cannot write {}", p.display()))?;
             }
             if json {
-                println!("{}", serde_json::to_string(&r)?);
+                println!("{line}");
             } else {
                 print!("{}", crate::sim_kernel::table(&r));
             }

@@ -70,32 +70,19 @@ fn report_refuses_unknown_families_and_unwritable_plots() {
         "nothing written"
     );
     // Saved kernel replays that are missing or not replays.
-    refused(
-        &[
-            "sim",
-            "report",
-            "--quick",
-            "--out",
-            out,
-            "--kernel",
-            "/nonexistent.jsonl",
-        ],
-        "/nonexistent.jsonl",
-    );
     let bad = std::env::temp_dir().join(format!("tix-cli-replays-{}", std::process::id()));
     std::fs::write(&bad, "{\"algo\": \"gr3\"}\n").unwrap();
-    refused(
-        &[
-            "sim",
-            "report",
-            "--quick",
-            "--out",
-            out,
-            "--kernel",
-            bad.to_str().unwrap(),
-        ],
-        ":1: not a saved replay",
-    );
+    for (replays, says) in [
+        ("/nonexistent.jsonl", "/nonexistent.jsonl"),
+        (bad.to_str().unwrap(), ":1: not a saved replay"),
+    ] {
+        refused(
+            &[
+                "sim", "report", "--quick", "--out", out, "--kernel", replays,
+            ],
+            says,
+        );
+    }
     std::fs::remove_file(&bad).unwrap();
     assert!(
         std::fs::read_dir(&d).unwrap().next().is_none(),
