@@ -72,6 +72,17 @@ run_pattern() {
 tix_start
 check "trace: scx_tix attached (lottery)" $?
 
+# fault_links: how many attachments the fault counter has (bpftool). It is
+# attached only while something is traced: for good it ran on every user
+# page fault of the machine.
+fault_links() {
+    _id=$(bpftool prog show name tix_write_fault 2>/dev/null | awk -F: 'NR == 1 { print $1 }')
+    [ -n "$_id" ] || { echo none; return; }
+    bpftool link show 2>/dev/null | grep -cE "prog $_id( |$)"
+}
+l0=$(fault_links)
+[ "$l0" = 0 ]; check "trace: nothing traced, the fault counter is not attached ($l0 links)" $?
+
 # --- the known pattern, traced over its buffer ---
 W=$(pattern alice /tmp/w78.out)
 set -- $(grep '^range' /tmp/w78.out)
@@ -87,6 +98,8 @@ got=$(as alice "tix trace get $W" 2>&1)
 diag "$got"
 c1=$(writes_of "$got" "$T1")
 c2=$(writes_of "$got" "$T2")
+l1=$(fault_links)
+[ "$l1" = 1 ]; check "trace: while a process is traced, the fault counter is attached ($l1 link)" $?
 [ "$c1" = 480 ]; check "trace: thread 1 wrote 48 pages x 10 rounds: counted $c1 (480)" $?
 [ "$c2" = 160 ]; check "trace: thread 2 wrote 16 pages x 10 rounds: counted $c2 (160)" $?
 ns_traced=$(awk '/^done/ { print $2 }' /tmp/w78.out)
@@ -117,6 +130,8 @@ fin=$(as alice "tix trace stop $W" 2>&1); r=$?
 [ $r = 0 ] && echo "$fin" | grep -q "tracing stopped" && [ "$(writes_of "$fin" "$T1")" = 480 ]
 check "trace: stop answers with the final counts" $?
 refused "reading after stop" "not traced" as alice "tix trace get $W"
+l2=$(fault_links)
+[ "$l2" = 0 ]; check "trace: the last trace stopped, the fault counter is detached ($l2 links)" $?
 stop "$W" "$B"
 # A traced process that exits is dropped; its pid reads as unknown.
 X=$(hog any alice)

@@ -249,6 +249,9 @@ fn run(opts: Opts) -> Result<ExitCode> {
     let tracing = x86 && trace::soft_dirty_works();
     if !x86 {
         skel.progs.tix_write_fault.set_autoload(false);
+    } else {
+        // Attached only while something is traced (trace::Protector).
+        skel.progs.tix_write_fault.set_autoattach(false);
     }
     let mut skel = scx_ops_load!(skel, tix_ops, uei)?;
 
@@ -261,7 +264,12 @@ fn run(opts: Opts) -> Result<ExitCode> {
         state::load(&opts.state)
             .map_err(|e| anyhow::anyhow!("{e} (start with --fresh to discard it)"))?
     };
-    let protector = Arc::new(trace::Protector::default());
+    let protector = Arc::new(if tracing {
+        use std::os::fd::AsFd;
+        trace::Protector::new(skel.progs.tix_write_fault.as_fd().try_clone_to_owned()?)
+    } else {
+        trace::Protector::default()
+    });
     let backend = control::BpfBackend {
         user_base: MapHandle::try_from(&skel.maps.user_base)?,
         proc_tickets: MapHandle::try_from(&skel.maps.proc_tickets)?,
