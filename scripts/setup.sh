@@ -8,13 +8,14 @@ cd "$(dirname "$0")/.."
 # Build: clang-19 compiles the BPF side (bookworm's default clang is too old for
 # current scx headers); libelf/zlib/pkg-config for libbpf-sys; gcc links and
 # compiles tix-lock's C example.
-# VM harness: qemu (TCG), busybox-static + cpio for the guest's initramfs.
+# VM harness: qemu (TCG), busybox-static + cpio for the guest's initramfs,
+# xz-utils to unpack the kernel's modules the block tests load.
 # scx_tix_user links libseccomp (scx_rustland_core refuses mmap after start).
 # Guest workloads: linux-perf (perf bench), stress-ng, rt-tests (cyclictest);
 # bpftool reads the kernel's per-program BPF statistics for vm/bench;
 # systemd's systemd-analyze verifies the package's unit (scripts/package.sh).
 PKGS=(clang-19 llvm-19 libelf-dev zlib1g-dev libseccomp-dev pkg-config make gcc libc6-dev
-      qemu-system-x86 busybox-static cpio linux-perf stress-ng rt-tests
+      qemu-system-x86 busybox-static cpio xz-utils linux-perf stress-ng rt-tests
       bpftool tmux systemd fonts-dejavu-core)
 
 missing=()

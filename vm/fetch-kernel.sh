@@ -9,6 +9,10 @@
 #        TIX_VM_SUITES  suites to try in order (default "sid trixie-backports")
 #        TIX_VM_MIRROR  Debian mirror URI (default: derived from the host's apt sources)
 # Prints the kernel version on stdout; progress goes to stderr.
+# Beside vmlinuz and its config, the cache keeps the few modules the tests
+# load (TIX_VM_MODULES, decompressed, with their dependencies' order) in
+# kernel/VER/modules: the guest has no disk, so the block tests need
+# null_blk and BFQ.
 set -euo pipefail
 # shellcheck source=vm/common.sh
 . "$(dirname "$0")/common.sh"
@@ -36,7 +40,7 @@ fi
 # A cached kernel means no network access at all.
 if [ "$refresh" = 0 ]; then
     ver=$(vm_current_kernel)
-    if [ -n "$ver" ]; then
+    if [ -n "$ver" ] && [ -f "$TIX_VM_CACHE/kernel/$ver/modules/.complete" ]; then
         vm_log "kernel $ver (cached in $TIX_VM_CACHE/kernel/$ver)"
         printf '%s\n' "$ver"
         exit 0
@@ -186,11 +190,71 @@ try_suite() {
     [ -n "$sysmap" ] && cp "$sysmap" "$kdir/System.map"
     printf '%s\n' "$suite" >"$kdir/suite"
     rm -rf "$x"
+    fetch_modules "$suite" "$ver-amd64" || return 1
     printf '%s\n' "$ver-amd64" >"$TIX_VM_CACHE/kernel/current"
     vm_log "kernel $ver-amd64 from $suite, CONFIG_SCHED_CLASS_EXT=y, in $kdir"
     printf '%s\n' "$ver-amd64"
     return 0
 }
+
+# fetch_modules SUITE VER: the modules the tests load (TIX_VM_MODULES, by
+# file name) into kernel/VER/modules, decompressed (busybox's insmod takes
+# plain .ko files), plus a load order the guest follows. Newer packaging
+# ships them in linux-modules-VER, older in linux-image-VER itself.
+fetch_modules() {
+    local suite=$1 ver=$2 kdir="$TIX_VM_CACHE/kernel/$2"
+    local -a opts
+    mapfile -t opts < <(apt_opts "$suite")
+    local pkg="linux-modules-$ver"
+    apt-cache "${opts[@]}" show "$pkg" >/dev/null 2>&1 || pkg="linux-image-$ver"
+    vm_log "$suite: downloading $pkg (for ${TIX_VM_MODULES:-configfs null_blk bfq})"
+    if ! (cd "$deb_dir" && apt-get -q "${opts[@]}" download "$pkg" >"$apt_root/$suite/modules.log" 2>&1); then
+        vm_log "$suite: download of $pkg failed (see $apt_root/$suite/modules.log)"
+        return 1
+    fi
+    local deb
+    deb=$(ls -t "$deb_dir/${pkg}_"*.deb 2>/dev/null | head -n1)
+    [ -n "$deb" ] || return 1
+    local x="$TIX_VM_CACHE/modx.$$" m f
+    rm -rf "$x" "$kdir/modules"
+    mkdir -p "$x" "$kdir/modules"
+    local -a pats=()
+    for m in ${TIX_VM_MODULES:-configfs null_blk bfq}; do pats+=("*/$m.ko" "*/$m.ko.*"); done
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$x" --wildcards "${pats[@]}" 2>/dev/null || true
+    for m in ${TIX_VM_MODULES:-configfs null_blk bfq}; do
+        f=$(find "$x" -name "$m.ko*" | head -n1)
+        if [ -z "$f" ]; then
+            vm_log "$suite: $pkg has no module $m"
+            rm -rf "$x"
+            return 1
+        fi
+        case "$f" in
+            *.xz) xz -dc "$f" >"$kdir/modules/$m.ko" ;;
+            *.zst) zstd -qdc "$f" >"$kdir/modules/$m.ko" ;;
+            *.gz) gzip -dc "$f" >"$kdir/modules/$m.ko" ;;
+            *) cp "$f" "$kdir/modules/$m.ko" ;;
+        esac
+        printf '%s\n' "$m" >>"$kdir/modules/order"
+    done
+    rm -rf "$x"
+    # The package is large and its modules are kept: the .deb is not.
+    rm -f "$deb"
+    : >"$kdir/modules/.complete"
+    vm_log "$suite: modules ${TIX_VM_MODULES:-configfs null_blk bfq} in $kdir/modules"
+}
+
+# A cached kernel from before modules were kept: fetch its modules only.
+if [ "$refresh" = 0 ]; then
+    ver=$(vm_current_kernel)
+    if [ -n "$ver" ]; then
+        suite=$(cat "$TIX_VM_CACHE/kernel/$ver/suite" 2>/dev/null || true)
+        if [ -n "$suite" ] && [ -f "$apt_root/$suite/sources.list" ] && fetch_modules "$suite" "$ver"; then
+            printf '%s\n' "$ver"
+            exit 0
+        fi
+        vm_log "kernel $ver: its modules could not be fetched; resolving the kernel again"
+    fi
+fi
 
 for suite in ${TIX_VM_SUITES:-sid trixie-backports}; do
     if try_suite "$suite"; then

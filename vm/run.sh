@@ -62,6 +62,8 @@ qemu=$(command -v qemu-system-x86_64 || true)
 
 ver=$("$TIX_VM_DIR/fetch-kernel.sh")
 kernel="$TIX_VM_CACHE/kernel/$ver/vmlinuz"
+# The kernel's own modules the tests load (fetch-kernel.sh keeps them).
+[ -d "$TIX_VM_CACHE/kernel/$ver/modules" ] && adds+=(--add "$TIX_VM_CACHE/kernel/$ver/modules:/lib/modules/tix")
 base=$("$TIX_VM_DIR/mkinitramfs.sh" ${adds[@]+"${adds[@]}"})
 
 # The command travels as a second, tiny cpio archive appended to the cached

@@ -6,6 +6,7 @@ mod bpf_intf;
 mod bpf_skel;
 mod config;
 mod control;
+mod io;
 mod lifecycle;
 mod procs;
 mod server;
@@ -99,6 +100,13 @@ struct Opts {
     /// period walks every traced process's page tables.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
     trace_period_ms: u64,
+    /// Carry each user's base to the block layer too (seed 001 §6): the
+    /// io.bfq.weight and io.weight of systemd's user-UID.slice follow the
+    /// base as its CPU funding does (base / 10: 3000 is 300), for users
+    /// whose base is set. The earlier weights come back when a base is
+    /// unset and when scx_tix stops.
+    #[arg(long)]
+    fund_io: bool,
     /// Bytes of the kernel's debug dump kept when the scheduler is ejected
     /// (0: the kernel's default).
     #[arg(long, default_value_t = 0)]
@@ -376,6 +384,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
     );
 
     let mut policy = policy;
+    let mut io_funding = opts.fund_io.then(|| io::IoFunding::new("/sys/fs/cgroup"));
     let mut last = read_counters(&skel);
     let mut last_t = stats::monotonic_ns();
     let mut ticks = 0u32;
@@ -407,7 +416,13 @@ fn run(opts: Opts) -> Result<ExitCode> {
             if let Err(e) = d.sync_procs(&table) {
                 eprintln!("scx_tix: {e}");
             }
+            let bases = d.set_bases();
             drop(d);
+            if let Some(io) = io_funding.as_mut() {
+                for line in io.sync(&bases) {
+                    eprintln!("scx_tix: io: {line}");
+                }
+            }
             let now = stats::monotonic_ns();
             let c = read_counters(&skel);
             let r = stats::rate(last.decisions, c.decisions, now - last_t);
@@ -442,6 +457,11 @@ fn run(opts: Opts) -> Result<ExitCode> {
     }
     let by_signal = shutdown.load(Ordering::Relaxed);
     let ejected = uei_exited!(&skel, uei);
+    if let Some(io) = io_funding.as_mut() {
+        for line in io.restore() {
+            eprintln!("scx_tix: io: {line}");
+        }
+    }
     shared.lock().unwrap().status.attached = false;
     drop(link);
     let _ = std::fs::remove_file(&opts.socket);

@@ -83,6 +83,20 @@ pub fn cgroup_funding(cpu_weight: u64, idle: bool) -> u64 {
     cpu_weight.clamp(CPU_WEIGHT_MIN, CPU_WEIGHT_MAX) * BASE_PER_WEIGHT
 }
 
+/// Range of BFQ's `io.bfq.weight` (default 100).
+pub const BFQ_WEIGHT_MAX: u64 = 1000;
+/// Range of blk-iocost's `io.weight` (default 100), as `cpu.weight`'s.
+pub const IO_WEIGHT_MAX: u64 = 10_000;
+
+/// The I/O weight that carries a cgroup's funding (base tickets, as
+/// [`cgroup_funding`] counts them) to the block layer (001 §6: one currency
+/// funds every resource): the inverse of `cpu.weight`'s rule, rounded, held
+/// to the knob's range `1..=max`. Between sibling cgroups the weights keep
+/// the fundings' ratio wherever neither is clamped.
+pub fn io_weight(funding: u64, max: u64) -> u64 {
+    (funding.saturating_add(BASE_PER_WEIGHT / 2) / BASE_PER_WEIGHT).clamp(1, max.max(1))
+}
+
 /// `a * b / c` (c 0 counts as 1), saturating when the product exceeds 64
 /// bits: the BPF side has no 128-bit division, so this is the rule on both.
 pub fn mul_div(a: u64, b: u64, c: u64) -> u64 {
@@ -172,6 +186,28 @@ mod tests {
             let z = zepp::task_value(b, p, p + others, nr);
             assert!(v.abs_diff(z) <= 1, "{v} {z}");
         }
+    }
+
+    #[test]
+    fn io_weights_invert_cpu_weights() {
+        // Every cpu.weight comes back as the io.weight that carries its
+        // funding; BFQ's knob stops at 1000.
+        for w in [1, 7, 100, 250, 1000, 10_000] {
+            assert_eq!(io_weight(cgroup_funding(w, false), IO_WEIGHT_MAX), w);
+            assert_eq!(
+                io_weight(cgroup_funding(w, false), BFQ_WEIGHT_MAX),
+                w.min(1000)
+            );
+        }
+        // A user's base: 3000 and 1000 base tickets are 300 and 100, the
+        // ratio kept; tiny and huge bases are held to the range.
+        assert_eq!(io_weight(3000, BFQ_WEIGHT_MAX), 300);
+        assert_eq!(io_weight(1000, BFQ_WEIGHT_MAX), 100);
+        assert_eq!(io_weight(1234, BFQ_WEIGHT_MAX), 123);
+        assert_eq!(io_weight(1235, BFQ_WEIGHT_MAX), 124);
+        assert_eq!(io_weight(0, BFQ_WEIGHT_MAX), 1);
+        assert_eq!(io_weight(u64::MAX, BFQ_WEIGHT_MAX), 1000);
+        assert_eq!(io_weight(1 << 40, IO_WEIGHT_MAX), 10_000);
     }
 
     #[test]

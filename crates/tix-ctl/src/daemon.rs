@@ -275,6 +275,14 @@ impl<B: Backend> Daemon<B> {
             .unwrap_or(DEFAULT_BASE)
     }
 
+    /// Every user whose base is set (run time or config), with the base:
+    /// the users whose `user-UID.slice` their base funds.
+    pub fn set_bases(&self) -> BTreeMap<u32, u64> {
+        let mut b = self.config_bases.clone();
+        b.extend(self.saved.bases.iter().map(|(u, v)| (*u, *v)));
+        b
+    }
+
     /// Tickets of a process: its entry if the entry is its own (same start;
     /// start 0 is an entry inherited at fork, claimed by the child), else
     /// the default.
