@@ -14,13 +14,24 @@
 # A2 200.A, B1 100.B, B2 200.B. Then B3 300.B starts: B inflates, and A's
 # tasks keep their shares (1/6 and 2/6) while B's 1/2 is split 1:2:3.
 #
+# Both figures run twice: pinned to CPU 1, then unpinned on both CPUs.
+# Unpinned, Fig. 9's shares are the same (every task's fluid share of two
+# CPUs is under one CPU); Fig. 3's thread4 (2000 of 3000) is capped at one
+# CPU, and the water-filled ideal is .2 .3 .5 of the machine. A capped
+# task runs on a CPU of its own while the guest's own work (the daemon,
+# the sampling) is taken from the others, so it is held to a lower bound
+# (at least .5 less 2 points) and the two others to their ratio (thread2
+# .4 of their sum).
+#
 # Bounds as in 35-linux-rights.sh: stride 2 points, lottery max(3 points,
-# 4 binomial sd) over ~250 draws a second.
+# 4 binomial sd) over ~250 draws a second (unpinned there are twice the
+# draws, so the bound is wider than needed).
 
-asu() { # USER COMMAND...: run as USER, pinned to CPU 1; prints the pid
+PIN="taskset 2"
+asu() { # USER COMMAND...: run as USER, pinned to CPU 1 ($PIN; empty: free); prints the pid
     _u=$1
     shift
-    su -s /bin/sh "$_u" -c "export PATH=$PATH; exec taskset 2 $*" </dev/null >/dev/null 2>&1 &
+    su -s /bin/sh "$_u" -c "export PATH=$PATH; exec $PIN $*" </dev/null >/dev/null 2>&1 &
     echo $!
 }
 hogcmd="sh -c 'while :; do :; done'"
@@ -67,63 +78,73 @@ for pol in stride lottery; do
     check "$pol: attached" $?
     lsetbase -u bob 2000 >/dev/null
 
-    # Fig. 3
-    su -s /bin/sh alice -c "export PATH=$PATH; tix mkcur task1 && tix mkcur task2 && tix fund task1 100 && tix fund task2 200" >/dev/null
-    a_ok=$?
-    su -s /bin/sh bob -c "export PATH=$PATH; tix mkcur task3 && tix fund task3 100" >/dev/null
-    check "$pol: alice and bob create and fund their currencies" $((a_ok + $?))
-    T1=$(asu alice "tix fundx 100.task1 sleep 600")
-    TH2=$(asu alice "tix fundx 200.task2 $hogcmd")
-    TH3=$(asu alice "tix fundx 300.task2 $hogcmd")
-    TH4=$(asu bob "tix fundx 100.task3 $hogcmd")
-    wait_held "$TH2" "$TH3" "$TH4"
-    sleep 0.3
-    held=$(tix lstkt | awk -v a="$TH2" -v b="$TH3" -v c="$TH4" '$1 == a || $1 == b || $1 == c { print $2 "." $3 }' | sort | tr '\n' ' ')
-    diag "$pol: lstkt of the three threads: $held"
-    [ "$held" = "100.task3 200.task2 300.task2 " ]
-    check "$pol: fundx gave each process its tickets in its currency" $?
-    v2=$(value_of "$TH2")
-    v3=$(value_of "$TH3")
-    v4=$(value_of "$TH4")
-    diag "$pol Fig. 3 values: thread2 $v2 (400), thread3 $v3 (600), thread4 $v4 (2000)"
-    within "${v2:-0}" 400 0.01 && within "${v3:-0}" 600 0.01 && within "${v4:-0}" 2000 0.01
-    check "$pol: Fig. 3's values in base tickets, task1 asleep and inactive" $?
-    sh=$(snap_shares 8 "$TH2" "$TH3" "$TH4")
-    diag "$pol Fig. 3 shares: $sh (ideal .1333 .2000 .6667)"
-    shares_ok "$pol" "$sh" "0.1333 0.2000 0.6667"
-    check "$pol: Fig. 3's CPU shares" $?
-    # Removing a currency that backs a process is refused; once the
-    # process is gone it is allowed.
-    su -s /bin/sh bob -c "export PATH=$PATH; tix rmcur task3" >/dev/null 2>&1
-    r1=$?
-    stop "$TH2" "$TH3" "$TH4" "$T1"
-    sleep 0.3
-    su -s /bin/sh bob -c "export PATH=$PATH; tix rmcur task3" >/dev/null 2>&1
-    r2=$?
-    su -s /bin/sh alice -c "export PATH=$PATH; tix rmcur task1; tix rmcur task2" >/dev/null 2>&1
-    [ $r1 -ne 0 ] && [ $r2 -eq 0 ] && [ -z "$(tix lscur | awk 'NR > 1')" ]
-    check "$pol: rmcur refuses a held currency, removes a free one" $?
+    for mode in pinned free; do
+        if [ $mode = pinned ]; then PIN="taskset 2"; else PIN=""; fi
+        # Fig. 3
+        su -s /bin/sh alice -c "export PATH=$PATH; tix mkcur task1 && tix mkcur task2 && tix fund task1 100 && tix fund task2 200" >/dev/null
+        a_ok=$?
+        su -s /bin/sh bob -c "export PATH=$PATH; tix mkcur task3 && tix fund task3 100" >/dev/null
+        check "$pol: alice and bob create and fund their currencies" $((a_ok + $?))
+        T1=$(asu alice "tix fundx 100.task1 sleep 600")
+        TH2=$(asu alice "tix fundx 200.task2 $hogcmd")
+        TH3=$(asu alice "tix fundx 300.task2 $hogcmd")
+        TH4=$(asu bob "tix fundx 100.task3 $hogcmd")
+        wait_held "$TH2" "$TH3" "$TH4"
+        sleep 0.3
+        held=$(tix lstkt | awk -v a="$TH2" -v b="$TH3" -v c="$TH4" '$1 == a || $1 == b || $1 == c { print $2 "." $3 }' | sort | tr '\n' ' ')
+        diag "$pol: lstkt of the three threads: $held"
+        [ "$held" = "100.task3 200.task2 300.task2 " ]
+        check "$pol: fundx gave each process its tickets in its currency ($mode)" $?
+        v2=$(value_of "$TH2")
+        v3=$(value_of "$TH3")
+        v4=$(value_of "$TH4")
+        diag "$pol Fig. 3 values: thread2 $v2 (400), thread3 $v3 (600), thread4 $v4 (2000)"
+        within "${v2:-0}" 400 0.01 && within "${v3:-0}" 600 0.01 && within "${v4:-0}" 2000 0.01
+        check "$pol: Fig. 3's values in base tickets, task1 asleep and inactive ($mode)" $?
+        sh=$(snap_shares 8 "$TH2" "$TH3" "$TH4")
+        if [ $mode = pinned ]; then
+            diag "$pol Fig. 3 shares, pinned: $sh (ideal .1333 .2000 .6667)"
+            shares_ok "$pol" "$sh" "0.1333 0.2000 0.6667"
+        else
+            diag "$pol Fig. 3 shares, unpinned on 2 CPUs: $sh (water-filled ideal .2 .3 .5)"
+            echo "$sh" | awk '{ exit !($3 >= 0.48) }' &&
+                shares_ok "$pol" "$(echo "$sh" | awk '{ printf "%.4f", $1 / ($1 + $2) }')" "0.4"
+        fi
+        check "$pol: Fig. 3's CPU shares, $mode" $?
+        # Removing a currency that backs a process is refused; once the
+        # process is gone it is allowed.
+        su -s /bin/sh bob -c "export PATH=$PATH; tix rmcur task3" >/dev/null 2>&1
+        r1=$?
+        stop "$TH2" "$TH3" "$TH4" "$T1"
+        sleep 0.3
+        su -s /bin/sh bob -c "export PATH=$PATH; tix rmcur task3" >/dev/null 2>&1
+        r2=$?
+        su -s /bin/sh alice -c "export PATH=$PATH; tix rmcur task1; tix rmcur task2" >/dev/null 2>&1
+        [ $r1 -ne 0 ] && [ $r2 -eq 0 ] && [ -z "$(tix lscur | awk 'NR > 1')" ]
+        check "$pol: rmcur refuses a held currency, removes a free one ($mode)" $?
 
-    # Fig. 9: inflation stays inside B.
-    su -s /bin/sh alice -c "export PATH=$PATH; tix mkcur A && tix mkcur B && tix fund A 100 && tix fund B 100" >/dev/null
-    A1=$(asu alice "tix fundx 100.A $hogcmd")
-    A2=$(asu alice "tix fundx 200.A $hogcmd")
-    B1=$(asu alice "tix fundx 100.B $hogcmd")
-    B2=$(asu alice "tix fundx 200.B $hogcmd")
-    wait_held "$A1" "$A2" "$B1" "$B2"
-    sleep 0.5
-    s1=$(snap_shares 8 "$A1" "$A2" "$B1" "$B2")
-    B3=$(asu alice "tix fundx 300.B $hogcmd")
-    wait_held "$B3"
-    sleep 0.5
-    s2=$(snap_shares 8 "$A1" "$A2" "$B1" "$B2" "$B3")
-    diag "$pol Fig. 9: before B3 $s1 (ideal .1667 .3333 .1667 .3333); after $s2 (ideal .1667 .3333 .0833 .1667 .2500)"
-    shares_ok "$pol" "$s1" "0.1667 0.3333 0.1667 0.3333" &&
-        shares_ok "$pol" "$s2" "0.1667 0.3333 0.0833 0.1667 0.2500"
-    check "$pol: Fig. 9, B's inflation leaves A's tasks their shares" $?
-    stop "$A1" "$A2" "$B1" "$B2" "$B3"
-    sleep 0.3
-    su -s /bin/sh alice -c "export PATH=$PATH; tix rmcur A; tix rmcur B" >/dev/null 2>&1
+        # Fig. 9: inflation stays inside B.
+        su -s /bin/sh alice -c "export PATH=$PATH; tix mkcur A && tix mkcur B && tix fund A 100 && tix fund B 100" >/dev/null
+        A1=$(asu alice "tix fundx 100.A $hogcmd")
+        A2=$(asu alice "tix fundx 200.A $hogcmd")
+        B1=$(asu alice "tix fundx 100.B $hogcmd")
+        B2=$(asu alice "tix fundx 200.B $hogcmd")
+        wait_held "$A1" "$A2" "$B1" "$B2"
+        sleep 0.5
+        s1=$(snap_shares 8 "$A1" "$A2" "$B1" "$B2")
+        B3=$(asu alice "tix fundx 300.B $hogcmd")
+        wait_held "$B3"
+        sleep 0.5
+        s2=$(snap_shares 8 "$A1" "$A2" "$B1" "$B2" "$B3")
+        diag "$pol Fig. 9, $mode: before B3 $s1 (ideal .1667 .3333 .1667 .3333); after $s2 (ideal .1667 .3333 .0833 .1667 .2500)"
+        shares_ok "$pol" "$s1" "0.1667 0.3333 0.1667 0.3333" &&
+            shares_ok "$pol" "$s2" "0.1667 0.3333 0.0833 0.1667 0.2500"
+        check "$pol: Fig. 9, B's inflation leaves A's tasks their shares ($mode)" $?
+        stop "$A1" "$A2" "$B1" "$B2" "$B3"
+        sleep 0.3
+        su -s /bin/sh alice -c "export PATH=$PATH; tix rmcur A; tix rmcur B" >/dev/null 2>&1
+    done
+    PIN="taskset 2"
 
     # Permissions and bad input: one line, non-zero, nothing changed.
     su -s /bin/sh alice -c "export PATH=$PATH; tix mkcur mine && tix fund mine 50" >/dev/null
