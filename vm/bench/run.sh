@@ -18,9 +18,14 @@
 # scx_wvtime (a minimal weighted virtual-time scheduler, the BPF peer), and
 # tix-core's GR3 and stride run from user space (scx_tix_user, on
 # scx_rustland_core: every decision crosses to user space and back).
+# --peer REV adds scx_tix's lottery as built from an earlier commit REV
+# (e.g. 01815bb, the last with Zepp's fixed two-level formula before
+# currencies and cgroups), as row scx_tix@REV-lottery; --scheds picks the
+# rows measured (default: all but the peer, which --peer adds).
 #
 # usage: vm/bench/run.sh [--cpus N] [--reps R] [--secs S] [--hogs H] [--groups G]
 #                        [--loops L] [--no-build] [--timeout SECS]
+#                        [--scheds "lottery stride wvtime user-gr3 user-stride"] [--peer REV]
 #   defaults: --cpus 2 --reps 3 --secs 10 --hogs <cpus> --groups 2 --loops 50
 # TCG timings are slow and noisy: compare only rows of one run.
 set -euo pipefail
@@ -37,6 +42,8 @@ groups=2
 loops=50
 build=1
 timeout_s=""
+scheds="lottery stride wvtime user-gr3 user-stride"
+peer=""
 cmdline="vm/bench/run.sh $*"
 num() {
     case "$2" in '' | *[!0-9]* | 0)
@@ -65,6 +72,23 @@ while [ $# -gt 0 ]; do
             build=0
             shift
             ;;
+        --scheds | --peer)
+            [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
+            if [ "$1" = --scheds ]; then
+                for x in $2; do
+                    case " lottery stride wvtime user-gr3 user-stride " in *" $x "*) ;; *)
+                        echo "bench: unknown scheduler '$x' in --scheds (lottery stride wvtime user-gr3 user-stride)" >&2
+                        exit 2
+                        ;;
+                    esac
+                done
+                scheds=$2
+            else
+                peer=$(git -C "$repo" rev-parse --short=7 --verify -q "$2^{commit}") ||
+                    { echo "bench: --peer: '$2' is not a commit of this repository" >&2; exit 2; }
+            fi
+            shift 2
+            ;;
         -h | --help)
             sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
@@ -89,6 +113,22 @@ fi
 for b in scx_tix scx_wvtime scx_tix_user tix examples/vm-load; do
     [ -x "$target/release/$b" ] || { echo "bench: $target/release/$b missing" >&2; exit 1; }
 done
+# The peer: the commit's own tree (a detached worktree) and build, kept
+# under the target folder for the next run.
+peeradd=()
+if [ -n "$peer" ]; then
+    pbin="$target/peer/$peer/release/scx_tix"
+    if [ ! -x "$pbin" ]; then
+        src="$target/peer/src-$peer"
+        [ -d "$src" ] || git -C "$repo" worktree add -f --detach "$src" "$peer" >&2 ||
+            { echo "bench: cannot check out $peer" >&2; exit 1; }
+        echo "bench: building scx_tix at $peer (release)" >&2
+        (cd "$src" && CARGO_TARGET_DIR="$target/peer/$peer" cargo build --release -p scx_tix) >&2 ||
+            { echo "bench: the build of $peer failed" >&2; exit 1; }
+    fi
+    peeradd=(--add "$pbin:/opt/tix/peer/scx_tix_peer")
+    scheds="$scheds peer"
+fi
 
 read -r -d '' guest <<'GUEST' || true
 set -u
@@ -179,8 +219,12 @@ bench default
 echo 1 >/proc/sys/kernel/bpf_stats_enabled || fail "cannot enable kernel.bpf_stats_enabled"
 : >/tmp/bpf-costs
 : >/tmp/user-costs
-for sched in lottery stride wvtime user-gr3 user-stride; do
-    if [ "$sched" = wvtime ]; then
+for sched in $B_SCHEDS; do
+    if [ "$sched" = peer ]; then
+        label=scx_tix@$B_PEER-lottery
+        # Its own state: the current one's file has fields it predates.
+        scx_tix_peer --policy lottery --fresh --state /tmp/peer-state.json >"$log" 2>&1 &
+    elif [ "$sched" = wvtime ]; then
         label=scx_wvtime
         scx_wvtime >"$log" 2>&1 &
     elif [ "${sched#user-}" != "$sched" ]; then
@@ -207,7 +251,7 @@ for sched in lottery stride wvtime user-gr3 user-stride; do
           if (n ~ /^(tix|wvt|rustland)_/ && c != "") { sub(/^(tix|wvt|rustland)_/, "", n); print l, n, t, c } }' >>/tmp/bpf-costs
     grep -q "^$label " /tmp/bpf-costs || fail "no BPF statistics for $label (bpftool prog show)"
     case $sched in
-        lottery | stride)
+        lottery | stride | peer)
             st=$(tix status 2>&1) && echo "$st" | sed 's/^/bench: tix status: /'
             ;;
         user-*)
@@ -235,11 +279,12 @@ echo
 # bpf-costs: label callback run_time_ns run_cnt. One row per callback:
 # ns per call under each scheduler; the last row is all callbacks' time
 # over all their calls.
-echo "| callback | scx_tix-lottery ns/call | calls | scx_tix-stride ns/call | calls | scx_wvtime ns/call | calls | scx_tix_user-gr3 ns/call | calls | scx_tix_user-stride ns/call | calls |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
-awk '{ t[$1 " " $2] = $3; c[$1 " " $2] = $4; cb[$2] = 1; T[$1] += $3; C[$1] += $4 }
+labels=$(awk '!seen[$1]++ { printf "%s%s", (n++ ? " " : ""), $1 }' /tmp/bpf-costs)
+echo "| callback |$(for l in $labels; do printf ' %s ns/call | calls |' "$l"; done)"
+echo "|---|$(for l in $labels; do printf '%s' '---|---|'; done)"
+awk -v labels="$labels" '{ t[$1 " " $2] = $3; c[$1 " " $2] = $4; cb[$2] = 1; T[$1] += $3; C[$1] += $4 }
      function cell(l, k) { return c[l " " k] > 0 ? sprintf("%.0f | %d", t[l " " k] / c[l " " k], c[l " " k]) : "- | 0" }
-     END { n = split("scx_tix-lottery scx_tix-stride scx_wvtime scx_tix_user-gr3 scx_tix_user-stride", L, " ")
+     END { n = split(labels, L, " ")
            for (k in cb) { row = "| " k; for (i = 1; i <= n; i++) row = row " | " cell(L[i], k); print row " |" }
            row = "| all callbacks"
            for (i = 1; i <= n; i++) row = row " | " (C[L[i]] > 0 ? sprintf("%.0f | %d", T[L[i]] / C[L[i]], C[L[i]]) : "- | 0")
@@ -257,8 +302,8 @@ set +e
 "$repo/vm/run.sh" --cpus "$cpus" --timeout "$timeout_s" \
     --add "$target/release/scx_tix" --add "$target/release/scx_wvtime" --add "$target/release/tix" \
     --add "$target/release/scx_tix_user" \
-    --add "$target/release/examples/vm-load" -- \
-    "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops
+    --add "$target/release/examples/vm-load" ${peeradd[@]+"${peeradd[@]}"} -- \
+    "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops B_SCHEDS='$scheds' B_PEER=$peer
 $guest"
 rc=$?
 set -e

@@ -87,6 +87,10 @@ struct Cl {
     rng: WorkRng,
     min_lag: f64,
     max_lag: f64,
+    /// A caller's tickets lent to its server while a query is out.
+    lent: u64,
+    /// Replies a caller has had.
+    replies: u64,
 }
 
 /// Min, max, mean and percentiles of a sample (ns).
@@ -212,6 +216,8 @@ pub struct Engine {
     ticket: Vec<Option<TicketId>>,
     /// Per currency spec: its ledger id and backing ticket.
     backing: Vec<(usize, TicketId)>,
+    /// Per client: the caller whose queries it serves (servers only).
+    caller_of: Vec<Option<usize>>,
 }
 
 impl Engine {
@@ -292,7 +298,32 @@ impl Engine {
                 rng: WorkRng::derive(c.seed, g as u64 + 1),
                 min_lag: 0.0,
                 max_lag: 0.0,
+                lent: 0,
+                replies: 0,
             });
+        }
+        let mut caller_of = vec![None; n];
+        for (g, s) in sys.clients.iter().enumerate() {
+            if let Behaviour::Calls { server, .. } = s.behaviour {
+                if sys.clients.get(server).map(|x| &x.behaviour) != Some(&Behaviour::Server) {
+                    return Err(SimError::Invalid(format!(
+                        "client {}: its server is not a behaviour = \"server\" client",
+                        s.name
+                    )));
+                }
+                if caller_of[server].replace(g).is_some() {
+                    return Err(SimError::Invalid(format!(
+                        "client {}: server {} already has a caller",
+                        s.name, sys.clients[server].name
+                    )));
+                }
+                if !sys.users.is_empty() || !sys.currencies.is_empty() {
+                    return Err(SimError::Invalid(format!(
+                        "client {}: calls only in a system without users or currencies",
+                        s.name
+                    )));
+                }
+            }
         }
         let nproc = procs.len();
         let burst_aware = scheds
@@ -328,6 +359,7 @@ impl Engine {
             ledger: None,
             ticket: vec![None; n],
             backing: Vec::new(),
+            caller_of,
             sys,
         };
         e.build_ledger()?;
@@ -644,7 +676,11 @@ impl Engine {
                 let run = run.clone();
                 run.sample(&mut self.cl[g].rng).max(1)
             }
-            Behaviour::Periodic { .. } => self.cl[g].burst_left,
+            Behaviour::Periodic { .. } | Behaviour::Server => self.cl[g].burst_left,
+            Behaviour::Calls { think, .. } => {
+                let think = think.clone();
+                think.map_or(0, |d| d.sample(&mut self.cl[g].rng))
+            }
         };
         self.cl[g].burst_left = b;
     }
@@ -691,10 +727,22 @@ impl Engine {
                     None if self.sys.config.queue == QueueMode::PerCpu => self.least_loaded_cpu(),
                     None => 0,
                 };
-                if let Behaviour::Periodic { .. } = self.sys.clients[g].behaviour {
-                    self.cl[g].st = St::Blocked;
-                    self.push(now, Ev::Release(g));
-                    return Ok(());
+                match self.sys.clients[g].behaviour {
+                    Behaviour::Periodic { .. } => {
+                        self.cl[g].st = St::Blocked;
+                        self.push(now, Ev::Release(g));
+                        return Ok(());
+                    }
+                    // Waits for its caller's first query.
+                    Behaviour::Server => {
+                        self.cl[g].st = St::Blocked;
+                        return Ok(());
+                    }
+                    Behaviour::Calls { think: None, .. } => {
+                        self.cl[g].st = St::Blocked;
+                        return self.call(g, now);
+                    }
+                    _ => {}
                 }
                 self.start_burst(g);
                 self.set_ready(g, true, now, St::Ready)?;
@@ -738,7 +786,75 @@ impl Engine {
         Ok(())
     }
 
+    /// Caller g sends its server the next query (or exits after its
+    /// last): it blocks and lends the server all its tickets (001 §4.6).
+    fn call(&mut self, g: usize, now: u64) -> Result<()> {
+        let Behaviour::Calls {
+            server,
+            query_ns,
+            queries,
+            ..
+        } = self.sys.clients[g].behaviour
+        else {
+            return Ok(());
+        };
+        if queries.is_some_and(|q| self.cl[g].replies >= q) {
+            self.cl[g].turnaround = Some(now - self.sys.clients[g].arrive_ns);
+            return self.exit(g, now);
+        }
+        self.set_ready(g, false, now, St::Blocked)?;
+        if self.cl[server].st == St::Exited {
+            // No one answers: the caller waits for good, keeping its tickets.
+            return Ok(());
+        }
+        let have = self.proc_tickets[self.proc_of[g]];
+        self.cl[g].lent = have;
+        self.set_proc_tickets(g, 0, now)?;
+        let s_have = self.proc_tickets[self.proc_of[server]];
+        self.set_proc_tickets(server, s_have + have, now)?;
+        self.cl[server].burst_left = query_ns;
+        self.set_ready(server, true, now, St::Ready)
+    }
+
+    /// The loan of server s's caller comes back (the reply, or s exits).
+    fn give_back(&mut self, s: usize, now: u64) -> Result<Option<usize>> {
+        let Some(c) = self.caller_of[s] else {
+            return Ok(None);
+        };
+        let lent = std::mem::take(&mut self.cl[c].lent);
+        if lent == 0 {
+            return Ok(None);
+        }
+        let s_have = self.proc_tickets[self.proc_of[s]];
+        self.set_proc_tickets(s, s_have - lent.min(s_have), now)?;
+        let c_have = self.proc_tickets[self.proc_of[c]];
+        self.set_proc_tickets(c, c_have + lent, now)?;
+        Ok(Some(c))
+    }
+
+    /// Server s has answered its query: it blocks, its caller gets its
+    /// tickets back and thinks (or calls again at once).
+    fn reply(&mut self, s: usize, now: u64) -> Result<()> {
+        self.set_ready(s, false, now, St::Blocked)?;
+        let Some(c) = self.give_back(s, now)? else {
+            return Ok(());
+        };
+        if self.cl[c].st == St::Exited {
+            return Ok(());
+        }
+        self.cl[c].replies += 1;
+        self.start_burst(c);
+        if self.cl[c].burst_left == 0 {
+            return self.call(c, now);
+        }
+        self.set_ready(c, true, now, St::Ready)
+    }
+
     fn exit(&mut self, g: usize, now: u64) -> Result<()> {
+        if self.caller_of[g].is_some() && self.cl[g].st != St::Exited {
+            // A server leaving ends its caller's loan (no reply comes).
+            self.give_back(g, now)?;
+        }
         match self.cl[g].st {
             St::Exited | St::NotArrived => {
                 self.cl[g].st = St::Exited;
@@ -905,6 +1021,8 @@ impl Engine {
                     self.set_ready(g, false, now, St::Blocked)?;
                     self.push(now + b, Ev::Wake(g));
                 }
+                Behaviour::Calls { .. } => self.call(g, now)?,
+                Behaviour::Server => self.reply(g, now)?,
                 _ => self.set_ready(g, false, now, St::Blocked)?,
             }
             return Ok(());

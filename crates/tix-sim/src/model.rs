@@ -42,6 +42,20 @@ pub enum Behaviour {
     Io { run: Dist, block: Dist },
     /// Interactive: `work_ns` of CPU released every `period_ns`.
     Periodic { period_ns: u64, work_ns: u64 },
+    /// A client of a server (Waldspurger §5.3): sends `server` (a client
+    /// index) one query after another, each costing `query_ns` of the
+    /// server's CPU, and lends the server all its tickets while it waits
+    /// for the reply (§4.6: the loan ends with the reply). Between
+    /// queries it thinks for `think` of its own CPU (None: none); after
+    /// `queries` replies (None: no end) it exits.
+    Calls {
+        server: usize,
+        query_ns: u64,
+        think: Option<Dist>,
+        queries: Option<u64>,
+    },
+    /// Runs only to answer its caller's queries, on the tickets lent.
+    Server,
 }
 
 /// One simulated thread.

@@ -306,6 +306,8 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
     }
 
     let client_tables = tables(&cx, &root, "client")?;
+    // Callers whose server is named: (client, server name, field path).
+    let mut pending_calls: Vec<(usize, String, String)> = Vec::new();
     let mut client_index: std::collections::HashMap<String, usize> =
         std::collections::HashMap::new();
     let mut first_of_process: std::collections::HashMap<String, usize> =
@@ -335,6 +337,11 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
                 "arrive_*",
                 "exit_*",
                 "cpu",
+                "server",
+                "query_*",
+                "think",
+                "think_*",
+                "queries",
             ],
         )?;
         let name = cx
@@ -417,7 +424,52 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
                 })?;
                 Behaviour::Periodic { period_ns, work_ns }
             }
-            _ => return Err(cx.err(&join(&p, "behaviour"), "\"cpu\", \"io\" or \"periodic\"")),
+            "calls" => {
+                let server = cx.string(c, &p, "server")?.ok_or_else(|| {
+                    cx.err(
+                        &join(&p, "server"),
+                        "the name of a behaviour = \"server\" client",
+                    )
+                })?;
+                let query_ns = cx.time(c, &p, "query")?.filter(|&v| v > 0).ok_or_else(|| {
+                    cx.err(
+                        &join(&p, "query_ms"),
+                        "a positive CPU cost per query for behaviour = \"calls\"",
+                    )
+                })?;
+                let queries = cx.uint(c, &p, "queries")?;
+                if queries == Some(0) {
+                    return Err(
+                        cx.err(&join(&p, "queries"), "at least 1 (leave it out for no end)")
+                    );
+                }
+                if !sys.users.is_empty() || !sys.currencies.is_empty() {
+                    return Err(cx.err(
+                        &join(&p, "behaviour"),
+                        "\"calls\" only in a system without [[user]] and [[currency]] tables (a loan moves process tickets)",
+                    ));
+                }
+                if count != 1 {
+                    return Err(cx.err(
+                        &join(&p, "count"),
+                        "1 for behaviour = \"calls\" (one caller per server)",
+                    ));
+                }
+                pending_calls.push((sys.clients.len(), server, join(&p, "server")));
+                Behaviour::Calls {
+                    server: usize::MAX,
+                    query_ns,
+                    think: cx.dist(c, &p, "think")?,
+                    queries,
+                }
+            }
+            "server" => Behaviour::Server,
+            _ => {
+                return Err(cx.err(
+                    &join(&p, "behaviour"),
+                    "\"cpu\", \"io\", \"periodic\", \"calls\" or \"server\"",
+                ))
+            }
         };
         let work_ns = match behaviour {
             Behaviour::Periodic { .. } => None,
@@ -476,6 +528,29 @@ pub fn parse(file: &str, text: &str) -> Result<System> {
                 behaviour: behaviour.clone(),
                 cpu: cpu.map(|k| k as usize),
             });
+        }
+    }
+
+    // Each caller's server, by name, now that every client is known.
+    let mut served = std::collections::HashSet::new();
+    for (g, name, path) in pending_calls {
+        let srv = match client_index.get(&name) {
+            Some(&k) if sys.clients[k].behaviour == Behaviour::Server => k,
+            _ => {
+                return Err(cx.err(
+                    &path,
+                    format!("a client with behaviour = \"server\" ('{name}' is not one)"),
+                ))
+            }
+        };
+        if !served.insert(srv) {
+            return Err(cx.err(
+                &path,
+                format!("a server of its own ('{name}' already has a caller)"),
+            ));
+        }
+        if let Behaviour::Calls { server, .. } = &mut sys.clients[g].behaviour {
+            *server = srv;
         }
     }
 
@@ -625,7 +700,13 @@ fn check_work(cx: &Ctx, sys: &System) -> Result<()> {
             Behaviour::Periodic { period_ns, .. } => {
                 (*period_ns as f64, format!("client[{i}].period_ms"))
             }
-            Behaviour::Cpu => continue,
+            Behaviour::Calls {
+                query_ns, think, ..
+            } => (
+                *query_ns as f64 + think.as_ref().map_or(0.0, Dist::mean_ns),
+                format!("client[{i}].query_ms"),
+            ),
+            Behaviour::Cpu | Behaviour::Server => continue,
         };
         let n = horizon / cycle;
         total += n;

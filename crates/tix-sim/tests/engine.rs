@@ -236,3 +236,64 @@ fn shared_queue_on_two_cpus_serves_feasible_weights_exactly() {
         }
     }
 }
+
+/// A caller lends all its tickets to its server for each query and gets
+/// them back with the reply (001 §4.6): caller and server together hold
+/// the caller's 100 at every moment, so beside a 100-ticket hog they get
+/// half the CPU, split 10 ms thinking : 30 ms serving (.125 : .375). A
+/// loan never returned would leave the caller nothing to think with; one
+/// never made would leave the server nothing to serve with. Lottery, as
+/// the seed's Fig. 7 (stride's joins after a sleep start each of the two
+/// afresh, which favours the pair: .571 of the CPU). 20,000 draws of 10
+/// ms, fixed seed; bound 4 binomial sd of each share.
+#[test]
+fn a_query_lends_the_callers_tickets_until_the_reply() {
+    let mut sys = System::new(cfg("lottery", 200));
+    sys.cpu_client("hog", 100);
+    let server = sys.client("server", 0, Behaviour::Server);
+    sys.client(
+        "caller",
+        100,
+        Behaviour::Calls {
+            server,
+            query_ns: 30_000_000,
+            think: Some(Dist::Const { ns: 10_000_000 }),
+            queries: None,
+        },
+    );
+    let r = simulate(sys).unwrap();
+    let draws = 20_000f64;
+    for (i, p) in [(0, 0.5), (1, 0.375), (2, 0.125)] {
+        let share = r.clients[i].service_ns as f64 / 200e9;
+        let bound = 4.0 * (p * (1.0 - p) / draws).sqrt();
+        assert!(
+            (share - p).abs() <= bound,
+            "client {i}: {share} vs {p} ± {bound}"
+        );
+    }
+}
+
+/// A caller with an end exits with its last reply; its server then waits
+/// for good and the hog has the CPU.
+#[test]
+fn a_caller_exits_after_its_last_reply() {
+    let mut sys = System::new(cfg("stride", 10));
+    sys.cpu_client("hog", 100);
+    let server = sys.client("server", 0, Behaviour::Server);
+    sys.client(
+        "caller",
+        100,
+        Behaviour::Calls {
+            server,
+            query_ns: 20_000_000,
+            think: None,
+            queries: Some(5),
+        },
+    );
+    let r = simulate(sys).unwrap();
+    assert_eq!(r.clients[1].service_ns, 5 * 20_000_000);
+    assert_eq!(r.clients[2].service_ns, 0);
+    let t = r.clients[2].turnaround_ns.expect("the caller exits");
+    // Five 20 ms queries at half the CPU: about 200 ms.
+    assert!((180_000_000..=260_000_000).contains(&t), "{t}");
+}

@@ -199,3 +199,29 @@ fn only_regular_files_of_bounded_size_are_read() {
     std::fs::remove_file(&big).unwrap();
     assert!(e.contains("bytes; a scenario is at most"), "{e}");
 }
+
+#[test]
+fn calls_need_a_server_of_their_own() {
+    let caller = "[[client]]\nname = \"c\"\nbehaviour = \"calls\"\nquery_ms = 5\n";
+    let (_, field, _) = err(&format!("{SIM}{caller}"));
+    assert_eq!(field, "client[0].server");
+    let (_, field, exp) = err(&format!("{SIM}{caller}server = \"nope\"\n"));
+    assert_eq!(field, "client[0].server");
+    assert!(exp.contains("'nope' is not one"), "{exp}");
+    let (_, _, exp) = err(&format!(
+        "{SIM}{caller}server = \"h\"\n[[client]]\nname = \"h\"\n"
+    ));
+    assert!(exp.contains("behaviour = \"server\""), "{exp}");
+    let two = format!(
+        "{SIM}{caller}server = \"s\"\n[[client]]\nname = \"d\"\nbehaviour = \"calls\"\nquery_ms = 5\nserver = \"s\"\n\
+         [[client]]\nname = \"s\"\ntickets = 0\nbehaviour = \"server\"\n"
+    );
+    let (_, field, exp) = err(&two);
+    assert_eq!(field, "client[1].server");
+    assert!(exp.contains("already has a caller"), "{exp}");
+    let (_, field, _) = err(&format!(
+        "{SIM}[[client]]\nname = \"c\"\nbehaviour = \"calls\"\nserver = \"s\"\nquery_ms = 0\n\
+         [[client]]\nname = \"s\"\nbehaviour = \"server\"\n"
+    ));
+    assert_eq!(field, "client[0].query_ms");
+}
