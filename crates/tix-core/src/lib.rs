@@ -29,6 +29,7 @@ pub mod rng;
 mod roster;
 pub mod rr;
 pub mod runqueue;
+pub mod shuttle;
 pub mod sjf;
 pub mod srr;
 pub mod srtf;

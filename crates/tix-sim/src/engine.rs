@@ -33,6 +33,7 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use tix_core::currency::{Ledger, TicketId, BASE};
+use tix_core::shuttle::{Balancer, Queue, Rule};
 use tix_core::{ClientId, PolicyOptions, Scheduler};
 
 /// Most turns a client running on a shared queue is owed (the rest are
@@ -208,7 +209,7 @@ pub struct Engine {
     idle: u64,
     migrations: u64,
     series: Series,
-    shuttle: Option<(usize, usize)>,
+    balancer: Balancer<usize>,
     controller: Option<Box<dyn Controller>>,
     /// Waldspurger's currencies (tix-core's ledger) when the system has any.
     ledger: Option<Ledger>,
@@ -354,7 +355,11 @@ impl Engine {
                 service_ns: vec![Vec::new(); n],
                 lag_ns: vec![Vec::new(); n],
             },
-            shuttle: None,
+            balancer: Balancer::new(if sys.config.balance == Balance::Shuttle {
+                Rule::Shuttle
+            } else {
+                Rule::Cfs
+            }),
             controller: None,
             ledger: None,
             ticket: vec![None; n],
@@ -937,65 +942,26 @@ impl Engine {
     }
 
     /// Samih Ch. 4: CFS's balancing (Eqs. 4.1–4.3) between the busiest and
-    /// the lightest CPU, and optionally the shuttle process.
+    /// the lightest CPU, and optionally the shuttle process
+    /// (tix_core::shuttle); a running client does not move.
     fn balance(&mut self) -> Result<()> {
         let p = self.sys.config.cpus;
-        if p < 2 {
-            return Ok(());
-        }
-        if let Some((g, home)) = self.shuttle {
-            if self.sys.config.balance == Balance::Shuttle && self.cl[g].cpu != home {
-                // The shuttle spent one period on the light CPU: bring it home.
-                if self.cl[g].st != St::Exited && !self.cl[g].running {
-                    self.migrate(g, home)?;
-                    return Ok(());
-                }
-            }
-        }
-        let mut load = vec![0u64; p];
-        let mut nr = vec![0usize; p];
-        for c in &self.cl {
+        let mut queues = vec![Queue::default(); p];
+        for (g, c) in self.cl.iter().enumerate() {
             if c.st == St::Ready {
-                load[c.cpu] += c.weight;
-                nr[c.cpu] += 1;
-            }
-        }
-        let heavy = (0..p).max_by_key(|&i| (load[i], Reverse(i))).unwrap_or(0);
-        let light = (0..p).min_by_key(|&i| (load[i], i)).unwrap_or(0);
-        if heavy == light {
-            return Ok(());
-        }
-        let avg = load.iter().sum::<u64>() / p as u64;
-        let mut imbal = (load[heavy] - avg).min(avg.saturating_sub(load[light]));
-        let mut cands: Vec<usize> = (0..self.cl.len())
-            .filter(|&g| {
-                self.cl[g].st == St::Ready && self.cl[g].cpu == heavy && !self.cl[g].running
-            })
-            .collect();
-        cands.sort_by_key(|&g| (self.cl[g].weight, g));
-        let min_w = cands.first().map(|&g| self.cl[g].weight).unwrap_or(0);
-        let idle_pull = nr[light] == 0 && nr[heavy] >= 2;
-        if (imbal > 0 && imbal * 2 >= min_w && nr[heavy] >= 2) || idle_pull {
-            // CFS moves tasks while each fits into what is left to move.
-            let mut moved = false;
-            for g in cands {
-                let w = self.cl[g].weight;
-                if w <= imbal * 2 || (idle_pull && !moved) {
-                    self.migrate(g, light)?;
-                    imbal = imbal.saturating_sub(w);
-                    moved = true;
-                    if imbal == 0 {
-                        break;
-                    }
+                queues[c.cpu].load += c.weight;
+                queues[c.cpu].nr += 1;
+                if !c.running {
+                    queues[c.cpu].movable.push((g, c.weight));
                 }
             }
-            return Ok(());
         }
-        if self.sys.config.balance == Balance::Shuttle && nr[heavy] >= nr[light] + 2 {
-            if let Some(&g) = cands.first() {
-                self.shuttle = Some((g, heavy));
-                self.migrate(g, light)?;
-            }
+        let cl = &self.cl;
+        let moves = self.balancer.period(&queues, |g| {
+            (cl[g].st != St::Exited).then_some((cl[g].cpu, !cl[g].running))
+        });
+        for (g, _, to) in moves {
+            self.migrate(g, to)?;
         }
         Ok(())
     }
