@@ -416,9 +416,9 @@ fn run(opts: Opts) -> Result<ExitCode> {
             if let Err(e) = d.sync_procs(&table) {
                 eprintln!("scx_tix: {e}");
             }
-            let bases = d.set_bases();
+            let bases = io_funding.is_some().then(|| d.set_bases());
             drop(d);
-            if let Some(io) = io_funding.as_mut() {
+            if let (Some(io), Some(bases)) = (io_funding.as_mut(), bases) {
                 for line in io.sync(&bases) {
                     eprintln!("scx_tix: io: {line}");
                 }

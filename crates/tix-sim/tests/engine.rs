@@ -237,6 +237,30 @@ fn shared_queue_on_two_cpus_serves_feasible_weights_exactly() {
     }
 }
 
+/// A 100-ticket hog (client 0), a server with no tickets (1) and its
+/// 100-ticket caller (2), simulated.
+fn hog_server_caller(
+    c: SimConfig,
+    query_ns: u64,
+    think: Option<Dist>,
+    queries: Option<u64>,
+) -> tix_sim::engine::SimResult {
+    let mut sys = System::new(c);
+    sys.cpu_client("hog", 100);
+    let server = sys.client("server", 0, Behaviour::Server);
+    sys.client(
+        "caller",
+        100,
+        Behaviour::Calls {
+            server,
+            query_ns,
+            think,
+            queries,
+        },
+    );
+    simulate(sys).unwrap()
+}
+
 /// A caller lends all its tickets to its server for each query and gets
 /// them back with the reply (001 §4.6): caller and server together hold
 /// the caller's 100 at every moment, so beside a 100-ticket hog they get
@@ -248,20 +272,12 @@ fn shared_queue_on_two_cpus_serves_feasible_weights_exactly() {
 /// ms, fixed seed; bound 4 binomial sd of each share.
 #[test]
 fn a_query_lends_the_callers_tickets_until_the_reply() {
-    let mut sys = System::new(cfg("lottery", 200));
-    sys.cpu_client("hog", 100);
-    let server = sys.client("server", 0, Behaviour::Server);
-    sys.client(
-        "caller",
-        100,
-        Behaviour::Calls {
-            server,
-            query_ns: 30_000_000,
-            think: Some(Dist::Const { ns: 10_000_000 }),
-            queries: None,
-        },
+    let r = hog_server_caller(
+        cfg("lottery", 200),
+        30_000_000,
+        Some(Dist::Const { ns: 10_000_000 }),
+        None,
     );
-    let r = simulate(sys).unwrap();
     let draws = 20_000f64;
     for (i, p) in [(0, 0.5), (1, 0.375), (2, 0.125)] {
         let share = r.clients[i].service_ns as f64 / 200e9;
@@ -277,20 +293,7 @@ fn a_query_lends_the_callers_tickets_until_the_reply() {
 /// for good and the hog has the CPU.
 #[test]
 fn a_caller_exits_after_its_last_reply() {
-    let mut sys = System::new(cfg("stride", 10));
-    sys.cpu_client("hog", 100);
-    let server = sys.client("server", 0, Behaviour::Server);
-    sys.client(
-        "caller",
-        100,
-        Behaviour::Calls {
-            server,
-            query_ns: 20_000_000,
-            think: None,
-            queries: Some(5),
-        },
-    );
-    let r = simulate(sys).unwrap();
+    let r = hog_server_caller(cfg("stride", 10), 20_000_000, None, Some(5));
     assert_eq!(r.clients[1].service_ns, 5 * 20_000_000);
     assert_eq!(r.clients[2].service_ns, 0);
     let t = r.clients[2].turnaround_ns.expect("the caller exits");
