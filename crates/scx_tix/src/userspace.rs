@@ -13,7 +13,7 @@ use std::path::PathBuf;
 pub const USER_POLICIES: &[&str] = &["gr3", "wf2q", "eevdf", "vtrr", "srr", "wfq", "wrr", "rr"];
 
 /// The options that mean the same to scx_tix_user (value-taking).
-const PASSED_ON: &[&str] = &["--slice-us"];
+const PASSED_ON: &[&str] = &["--slice-us", "--balance", "--balance-ms"];
 /// scx_tix_user's own switches, passed on (TWRS: thread weights per process).
 const SWITCHES: &[&str] = &["--twrs"];
 
@@ -59,8 +59,9 @@ pub fn handover(args: &[OsString]) -> Option<Result<Vec<OsString>, String>> {
     let policy = policy.filter(|p| USER_POLICIES.contains(&p.as_str()))?;
     if let Some(other) = rest.first() {
         return Some(Err(format!(
-            "--policy {policy} runs in user space (scx_tix_user), which takes --slice-us and \
-             --twrs only, not {other}; tickets, currencies and the control socket are lottery's and stride's"
+            "--policy {policy} runs in user space (scx_tix_user), which takes --slice-us, \
+             --twrs, --balance and --balance-ms only, not {other}; tickets, currencies and the \
+             control socket are lottery's and stride's"
         )));
     }
     let mut v: Vec<OsString> = vec!["--policy".into(), policy.into()];
@@ -103,6 +104,13 @@ mod tests {
         assert_eq!(got, argv("--policy wf2q --slice-us 2000")[1..].to_vec());
         let got = handover(&argv("--twrs --policy eevdf")).unwrap().unwrap();
         assert_eq!(got, argv("--policy eevdf --twrs")[1..].to_vec());
+        let got = handover(&argv("--policy gr3 --balance shuttle --balance-ms=50"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            got,
+            argv("--policy gr3 --balance shuttle --balance-ms 50")[1..].to_vec()
+        );
     }
 
     #[test]

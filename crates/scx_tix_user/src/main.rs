@@ -11,10 +11,15 @@
 //!   `--twrs` that weight readjusted per process (twrs.rs);
 //! * the policy's sequence of picks orders the shared queue: a task handed
 //!   back is dispatched at once, keyed by its next turn (policy.rs);
+//! * with `--balance cfs|shuttle` each CPU has its own policy and queue,
+//!   balanced each period as Samih Ch. 4 describes (cores.rs);
 //! * safety is sched_ext's: if this process stalls, crashes or is killed,
 //!   the kernel's watchdog ejects the scheduler and every task returns to
 //!   the default one; the memory is locked and mmap is refused (the
-//!   allocator is a fixed arena) so scheduling never waits on a page fault.
+//!   allocator is a fixed arena) so scheduling never waits on a page fault;
+//!   and the loop makes no system call that can wait on another task:
+//!   whether a task sleeps is read from /proc by a helper thread
+//!   (probe.rs), since every task, a lock holder too, waits on this loop.
 
 mod bpf_skel;
 pub use bpf_skel::*;
@@ -25,12 +30,15 @@ pub mod bpf_intf;
 #[rustfmt::skip]
 #[allow(dead_code, clippy::all)]
 mod bpf;
+mod cores;
 mod policy;
+mod probe;
 mod twrs;
 
 use anyhow::{bail, Context, Result};
 use bpf::*;
 use clap::Parser;
+use cores::Cores;
 use libbpf_rs::OpenObject;
 use policy::Shell;
 use scx_utils::uei_exited;
@@ -70,12 +78,28 @@ struct Opts {
     /// weight × (N − n), so spawning threads gains a process nothing.
     #[arg(long)]
     twrs: bool,
+    /// Per-CPU queues balanced as Samih Ch. 4 describes: cfs (Linux's
+    /// load balancing as the thesis models it, Eqs. 4.1–4.3) or shuttle
+    /// (his shuttle process on top: when CFS moves nothing and the heavy
+    /// CPU has two tasks more, its lightest task spends every other period
+    /// on the light CPU). Default: one queue shared by every CPU.
+    #[arg(long, value_enum)]
+    balance: Option<BalanceRule>,
+    /// The balancing period, ms (`--balance`).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(4..=10_000))]
+    balance_ms: u64,
     /// Detach after this many seconds (0: run until signalled).
     #[arg(long, default_value_t = 0)]
     exit_after: u64,
 }
 
 const TRACE_MAX: usize = 200_000;
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum BalanceRule {
+    Cfs,
+    Shuttle,
+}
 
 fn main() -> ExitCode {
     let opts = Opts::parse();
@@ -93,16 +117,34 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     // Refuse a bad policy before anything touches the kernel.
     // SAFETY: sysconf reads a constant of the running system.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u64;
-    let mut shell = Shell::new(
-        &opts.policy,
-        cpus,
-        quantum_ns,
-        opts.seed,
-        Box::new(policy::asleep_in_proc),
+    let rule = opts.balance.map(|b| match b {
+        BalanceRule::Cfs => tix_core::shuttle::Rule::Cfs,
+        BalanceRule::Shuttle => tix_core::shuttle::Rule::Shuttle,
+    });
+    // Off the loop, and started while threads' stacks may still be mapped.
+    let probe = probe::Probe::start().context("starting the /proc probe thread")?;
+    // Each CPU's shell (per-CPU queues) draws its own lottery stream.
+    let mut nth = 0u64;
+    let mut shell = Cores::new(
+        cpus as usize,
+        rule,
+        Duration::from_millis(opts.balance_ms),
+        cores::asleep_probe(&probe, true),
+        |n| {
+            let mut s = Shell::new(
+                &opts.policy,
+                n,
+                quantum_ns,
+                opts.seed.wrapping_add(nth),
+                cores::asleep_probe(&probe, false),
+            )?;
+            nth += 1;
+            if opts.twrs {
+                s = s.with_twrs(Box::new(twrs::tgid_in_proc));
+            }
+            Ok(s)
+        },
     )?;
-    if opts.twrs {
-        shell = shell.with_twrs(Box::new(twrs::tgid_in_proc));
-    }
     let mut trace_out = match &opts.trace {
         Some(p) => {
             Some(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)
@@ -112,7 +154,9 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     // Reserved now: after init the arena allocator serves every allocation
     // and a growing Vec would only churn it.
     if trace_out.is_some() {
-        shell.trace = Some(Vec::with_capacity(TRACE_MAX));
+        for s in shell.shells_mut() {
+            s.trace = Some(Vec::with_capacity(TRACE_MAX));
+        }
     }
 
     let mut open_object = MaybeUninit::<OpenObject>::uninit();
@@ -128,12 +172,20 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         "tix_user",
     )?;
     eprintln!(
-        "scx_tix_user: policy {}{} attached, slice {} µs, {} CPUs",
+        "scx_tix_user: policy {}{} attached, slice {} µs, {} CPUs{}",
         shell.name(),
         if opts.twrs { " (twrs)" } else { "" },
         opts.slice_us,
-        *bpf.nr_online_cpus_mut()
+        *bpf.nr_online_cpus_mut(),
+        match opts.balance {
+            None => String::new(),
+            Some(b) => format!(
+                ", per-CPU queues balanced ({b:?}) every {} ms",
+                opts.balance_ms
+            ),
+        }
     );
+    let mut out = Vec::with_capacity(4096);
 
     let started = Instant::now();
     let mut last_stats = Instant::now();
@@ -154,15 +206,18 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         }
         // Every task handed back goes out at once, keyed by its turn: a
         // task held here would leave its CPU to the replenished current one.
-        while let Some(d) = shell.dispatch() {
+        shell.dispatch(&mut out);
+        for d in out.drain(..) {
             if let Err(e) = bpf.dispatch_task(&d) {
                 bail!("dispatching pid {}: {e}", d.pid);
             }
         }
         shell.sweep();
+        shell.balance();
+        probe.wake();
         if opts.stats > 0 && last_stats.elapsed() >= Duration::from_secs(opts.stats) {
             last_stats = Instant::now();
-            eprintln!("scx_tix_user: {}", shell.stats_line(&mut bpf));
+            print_stats(&mut shell, &mut bpf, &probe);
         }
         // Nothing waits here: the next task handed back wakes us. Yields.
         bpf.notify_complete(0);
@@ -171,11 +226,14 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     // Read before detaching: detaching by a signal also marks the exit info.
     let ejected = uei_exited!(&bpf.skel, uei);
     let uei = bpf.shutdown_and_report();
-    eprintln!("scx_tix_user: {}", shell.stats_line(&mut bpf));
-    if let (Some(f), Some(trace)) = (trace_out.as_mut(), shell.trace.as_ref()) {
+    print_stats(&mut shell, &mut bpf, &probe);
+    if let Some(f) = trace_out.as_mut() {
         let mut w = std::io::BufWriter::new(f);
-        for (pid, weight) in trace {
-            writeln!(w, "{pid} {weight}")?;
+        // Per-CPU queues: CPU 0's turns, then CPU 1's, …
+        for s in shell.shells_mut() {
+            for (pid, weight) in s.trace.iter().flatten() {
+                writeln!(w, "{pid} {weight}")?;
+            }
         }
         w.flush()?;
     }
@@ -187,4 +245,20 @@ fn run(opts: &Opts) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The counters line: the balancer's, then each queue's (one line for the
+/// shared queue; the last line is what vm/bench reads).
+fn print_stats(cores: &mut Cores, bpf: &mut BpfScheduler, probe: &probe::Probe) {
+    let (asks, unknown) = probe.counts();
+    let head = format!("{}probes {asks} unknown {unknown} | ", cores.balance_line());
+    let n = cores.shells_mut().len();
+    for (i, s) in cores.shells_mut().iter().enumerate() {
+        let line = s.stats_line(bpf);
+        if n == 1 {
+            eprintln!("scx_tix_user: {head}{line}");
+        } else {
+            eprintln!("scx_tix_user: {head}cpu {i}: {line}");
+        }
+    }
 }

@@ -66,7 +66,7 @@ pub const POLICIES: &[&str] = &[
 ];
 
 /// sched_ext's enqueue flag of a task that has just woken.
-const SCX_ENQ_WAKEUP: u64 = 1;
+pub const SCX_ENQ_WAKEUP: u64 = 1;
 /// The kernel's sched_ext weight range (nice -20 .. 19 map into it).
 const WEIGHT_MAX: u64 = 10_000;
 /// A client the kernel has not handed back for this long leaves.
@@ -107,23 +107,10 @@ struct Client {
     out_since: Instant,
 }
 
-/// Whether a task is asleep (not running or runnable), from /proc; the
+/// Whether a task is asleep (not running or runnable): probe.rs's answer,
+/// false while unknown (its overdue turns are dropped, not blocked); the
 /// tests replace it.
 pub type AsleepFn = Box<dyn Fn(i32) -> bool>;
-
-pub fn asleep_in_proc(pid: i32) -> bool {
-    // /proc/PID/stat: "pid (comm) S ..."; comm may hold spaces or ')'.
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return true; // gone
-    };
-    match stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next())
-    {
-        Some(st) => st != "R",
-        None => true,
-    }
-}
 
 pub struct Shell {
     sched: Box<dyn Scheduler>,
@@ -491,6 +478,39 @@ impl Shell {
         Some(who)
     }
 
+    /// The next turn's key: where this shell's sequence of turns is now.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Whether the policy found `pid` asleep (false for a stranger).
+    pub fn is_blocked(&self, pid: i32) -> bool {
+        self.clients.get(&pid).is_some_and(|c| c.blocked)
+    }
+
+    pub fn has(&self, pid: i32) -> bool {
+        self.clients.contains_key(&pid)
+    }
+
+    /// `pid` leaves this shell's policy (it moves to another CPU's, which
+    /// it joins when the kernel next hands it back). Refused (false) while
+    /// it waits here to be dispatched: it must go out first.
+    pub fn remove(&mut self, pid: i32) -> bool {
+        if self.ready.contains(&pid) {
+            return false;
+        }
+        let Some(c) = self.clients.remove(&pid) else {
+            return false;
+        };
+        let _ = self.sched.leave(c.id);
+        if let (Some(t), false) = (self.twrs.as_mut(), c.blocked) {
+            t.down(c.tgid);
+        }
+        self.pids.remove(&c.id);
+        self.leaves += 1;
+        true
+    }
+
     /// Once a second: clients out for GONE_AFTER leave (exited tasks, long
     /// sleepers), so the tables track the live tasks.
     pub fn sweep(&mut self) {
@@ -520,10 +540,11 @@ impl Shell {
         let kernel = *bpf.nr_kernel_dispatches_mut();
         let failed = *bpf.nr_failed_dispatches_mut();
         let congested = *bpf.nr_sched_congested_mut();
+        let bounced = *bpf.nr_bounce_dispatches_mut();
         let per = |n: u64| self.decide_ns.checked_div(n).unwrap_or(0);
         format!(
             "policy {}{} dispatches {} picks {} decision {} ns/dispatch dropped {} asleep {} \
-             overran {} credited {} clients {} joins {} leaves {} reweighs {} kernel-dispatches {} failed {} congested {}",
+             overran {} credited {} clients {} joins {} leaves {} reweighs {} kernel-dispatches {} failed {} congested {} bounced {}",
             self.sched.name(),
             if self.twrs.is_some() { "+twrs" } else { "" },
             self.dispatches,
@@ -540,6 +561,7 @@ impl Shell {
             kernel,
             failed,
             congested,
+            bounced,
         )
     }
 }

@@ -1,10 +1,15 @@
 //! TWRS on real tasks (Samih Ch. 3, Eq. 3.3, the weight rule in
 //! tix_core::twrs): a thread of process j weighs its process's weight ×
 //! (N − n_j), N the runnable threads and n_j the process's own, so a
-//! process gains nothing by spawning threads. The backend keeps one queue
-//! for every CPU, so the machine is the thesis's "core k"; shuttle
-//! migration (Ch. 4), a change to per-core balancing, has nothing to act
-//! on here.
+//! process gains nothing by spawning threads. With one shared queue the
+//! machine is the thesis's "core k"; with `--balance` each CPU's shell is
+//! a core and counts its own threads, as the thesis does.
+//!
+//! Accepted hazard: a new thread's tgid is read from /proc/PID/status on
+//! the scheduling loop, once, when it joins. probe.rs moved the per-turn
+//! /proc reads off the loop because such a read can wait on a task that
+//! waits on the loop (an exec, a concurrent /proc lookup); this one is
+//! left there, with `--twrs` only, since the weight needs the tgid at once.
 //!
 //! "Runnable" is the policy's view: joined and not blocked (a task found
 //! asleep is blocked until the kernel hands it back), so the counts lag a
