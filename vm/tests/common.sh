@@ -86,7 +86,8 @@ measure_snap() {
 # stride's 1% checks. Samples both schedstats every 0.1 s for SECS from a
 # sampler pinned to CPU 0 (the hogs' CPU 1 sees none of it) and fits A's
 # cumulative time against A+B's by least squares; prints "RATIO SHARE
-# ENDPOINT_RATIO SAMPLES".
+# ENDPOINT_RATIO SAMPLES SHARE_SE", SHARE_SE the fitted share's standard
+# error from the fit's residuals.
 # Why not two snapshots: a running task's sum_exec_runtime is brought up to
 # date only at a tick or a switch, and single-threaded TCG delays vCPU 1's
 # ticks while vCPU 0 runs, so either endpoint can be off by a whole late
@@ -94,6 +95,13 @@ measure_snap() {
 # 0.8% of it; CI saw 9.846 once. Those errors are bounded and do not add up,
 # so over ~100 samples they average out of the slope, while a scheduler that
 # gives the wrong rate moves the slope exactly as much as the endpoints.
+# SHARE_SE: stride's cumulative times sit on the line within a slice (a
+# residual of ~2 ms, SE ~1e-4 of a share), so the SE is negligible unless
+# something bent the line during the window: a stall of the host (one run
+# charged tens of ms of its guest clock) puts a step in it that the fit
+# sees as residuals. Checks add 4 SE to their bound, so a window the
+# measurement itself shows disturbed gets the room the disturbance took,
+# while a wrong rate (a straight line of the wrong slope) gets none.
 measure_fit() {
     _n=$(($1 * 10))
     _f=/tmp/tix-fit.$$
@@ -101,14 +109,29 @@ measure_fit() {
     awk 'NR % 2 == 1 { a = $1; next }
         { b = $1; n++; x = a + b
           if (n == 1) { a0 = a; b0 = b; x0 = x }
-          dx = x - x0; da = a - a0
+          dx = x - x0; da = a - a0; X[n] = dx; A[n] = da
           sx += dx; sa += da; sxx += dx * dx; sxa += dx * da; al = a; bl = b }
         END {
-          if (n < 3) { print "0 0 0 " n; exit }
+          if (n < 3) { print "0 0 0 " n " 0"; exit }
           s = (n * sxa - sx * sa) / (n * sxx - sx * sx)
+          c = (sa - s * sx) / n
+          for (i = 1; i <= n; i++) { r = A[i] - c - s * X[i]; ssr += r * r }
+          v = (ssr / (n - 2)) / (sxx - sx * sx / n); se = v + 1e-12
+          # busybox awk has no sqrt: Newton steps from above
+          if (se < 1) se = 1
+          for (i = 0; i < 80; i++) se = (se + v / se) / 2
           e = (bl > b0 ? (al - a0) / (bl - b0) : 0)
-          printf "%.4f %.4f %.4f %d\n", (s < 1 ? s / (1 - s) : 0), s, e, n }' "$_f"
+          printf "%.4f %.4f %.4f %d %.5f\n", (s < 1 ? s / (1 - s) : 0), s, e, n, se }' "$_f"
     rm -f "$_f"
+}
+
+# fit_ok FIT R: the fitted share of measure_fit's output FIT within 1% of
+# the smaller of the two ideal shares (R:1 -> r/(r+1), 1/(r+1); "within 1%
+# of R:1" for the hog with the least time, the tighter reading) plus 4 of
+# the fit's SEs. At 2:1 the bound is .0033 of a share (1.5% of the ratio).
+fit_ok() {
+    echo "$1" | awk -v r="$2" '{ t = r / (r + 1); m = (t < 1 - t ? t : 1 - t)
+        d = $2 - t; if (d < 0) d = -d; exit !($4 >= 3 && d <= 0.01 * m + 4 * $5) }'
 }
 
 # as USER CMD: run the shell command CMD as USER with the tools on PATH.
