@@ -101,6 +101,12 @@ diag "process states after: $s2 (start $s0)"
 tix_stop
 grep -q "detached on signal" "$TIX_LOG"; check "scale: clean detach" $?
 
+# Native scx_tix stirred (stir, common.sh; the same stir as the user-space
+# backend's in 79): lottery and stride, one shared DSQ with partial
+# affinities flipping under the hogs.
+stir "scx_tix lottery" native --policy lottery
+stir "scx_tix stride" native --policy stride
+
 # A table of 256 entries.
 tix_start --max-tasks 256
 check "--max-tasks 256: attached" $?

@@ -73,49 +73,9 @@ check "shuttle: T1 .40-.465 and .03 under its share with CFS's rule (GPS-ward), 
 echo "$r" | awk '{ for (i = 1; i < NF; i++) if ($i == "shuttle-moves") exit !($(i + 1) >= 40); exit 1 }'
 check "shuttle: the shuttle moved every period (>= 40 moves in ~10 s)" $?
 
-# Stirred, shared queue and per-CPU queues: affinities flip under the
-# hogs (a flip moves a task off its home CPU, so a task may be queued on
-# a CPU whose keys another CPU dealt), 400 short processes fork and exit,
-# a sleeper wakes every 2 ms, and this script reads the hogs' /proc
-# files; 20 ms periods so the balancer moves tasks meanwhile. Each of
-# these tasks may hold a lock the backend would wait on (an exec'ing
-# task's, a /proc lookup's) while it waits for the backend: before the
-# backend read /proc off its loop (probe.rs), 7 stirs of 8 ended in the
-# kernel's 5 s watchdog with the loop in D state. The backend must stay
-# attached (an ejection ends it with exit code 2), every hog must run.
-stir() { # NAME ARGS...
-    _n=$1
-    shift
-    user_start --policy stride --slice-us 4000 "$@" --stats 1 || diag "$_n: no attach"
-    h=""
-    for _k in 1 2 3; do
-        h="$h $(sh -c 'exec sh -c "while :; do :; done"' </dev/null >/dev/null 2>&1 & echo $!)"
-    done
-    # shellcheck disable=SC2086 # one pid each
-    set -- $h
-    (i=0; while [ $i -lt 60 ]; do taskset -p 1 "$1"; usleep 30000; taskset -p 2 "$1"; usleep 30000; taskset -p 3 "$2"; taskset -p 2 "$2"; usleep 20000; i=$((i + 1)); done) >/dev/null 2>&1 &
-    flip=$!
-    (i=0; while [ $i -lt 400 ]; do sh -c true; i=$((i + 1)); done) >/dev/null 2>&1 &
-    forks=$!
-    (i=0; while [ $i -lt 2000 ]; do usleep 2000; i=$((i + 1)); done) >/dev/null 2>&1 &
-    sleeper=$!
-    r0=$(for p in $h; do awk '{ print $1 }' /proc/"$p"/schedstat; done)
-    wait $flip $forks
-    kill $sleeper 2>/dev/null
-    r1=$(for p in $h; do awk '{ print $1 }' /proc/"$p"/schedstat; done)
-    state=$(cat /sys/kernel/sched_ext/state 2>/dev/null)
-    # shellcheck disable=SC2086 # one pid each
-    stop $h
-    user_stop
-    rc=$?
-    ran=$(printf '%s\n%s\n' "$r0" "$r1" | awk '{ v[NR] = $1 } END { n = NR / 2; m = -1; for (i = 1; i <= n; i++) { d = (v[i + n] - v[i]) / 1e9; if (m < 0 || d < m) m = d }; printf "%.2f", m }')
-    diag "$_n stirred: state $state, backend exit $rc, least CPU a hog got $ran s; $(grep -E "probes" "$U_LOG" | tail -n 1 | sed 's/^scx_tix_user: //; s/ | cpu.*//; s/ | policy.*//'); $(grep -E "bounced" "$U_LOG" | tail -n 2 | awk '{ for (i = 1; i < NF; i++) if ($i == "bounced") b = b " " $(i + 1) } END { printf "bounced%s", b }')"
-    [ "$state" = enabled ] && [ "$rc" = 0 ] || sed -n "/DEBUG DUMP/,\$p" "$U_LOG" | grep -E "EXIT|^ *R |dsq_id|curr=" | head -n 40 | sed "s/^/#   /"
-    [ "$state" = enabled ] && [ "$rc" = 0 ]
-    check "$_n stirred: still attached while affinities flip, processes fork and a sleeper wakes; a clean exit" $?
-    awk -v r="$ran" 'BEGIN { exit !(r >= 0.5) }'
-    check "$_n stirred: every hog kept running (>= 0.5 s of CPU each)" $?
-}
-
-stir shared
-stir per-CPU --balance shuttle --balance-ms 20
+# Stirred (stir, common.sh), shared queue and per-CPU queues, 20 ms
+# periods so the balancer moves tasks meanwhile. Before the backend read
+# /proc off its loop (probe.rs), 7 stirs of 8 ended in the kernel's 5 s
+# watchdog with the loop in D state.
+stir shared user --policy stride --slice-us 4000 --stats 1
+stir per-CPU user --policy stride --slice-us 4000 --balance shuttle --balance-ms 20 --stats 1

@@ -180,3 +180,63 @@ user_stop() {
     wait_state disabled 60000
     return $_rc
 }
+
+# stir NAME user|native ARGS...: start scx_tix_user (user) or scx_tix
+# (native) with ARGS and stir it: affinities flip under three hogs (a flip
+# moves a task off the CPU it was queued on), 400 short processes fork and
+# exit, a sleeper wakes every 2 ms, and this script reads the hogs' /proc
+# files. Each of these tasks may hold a lock the scheduler's user space
+# would wait on (an exec'ing task's, a /proc lookup's) while it waits to
+# be scheduled, and a task whose affinity changes while it waits must be
+# found by a CPU it may now run on. The scheduler must stay attached (an
+# ejection ends its process with exit code 2, and the native daemon logs
+# no "detached on signal"), and every hog must run (>= 0.5 s of CPU each).
+stir() {
+    _n=$1
+    _k=$2
+    shift 2
+    if [ "$_k" = user ]; then
+        user_start "$@" || diag "$_n: no attach"
+    else
+        tix_start "$@" || diag "$_n: no attach"
+    fi
+    h=""
+    for _i in 1 2 3; do
+        h="$h $(sh -c 'exec sh -c "while :; do :; done"' </dev/null >/dev/null 2>&1 & echo $!)"
+    done
+    # shellcheck disable=SC2086 # one pid each
+    set -- $h
+    (i=0; while [ $i -lt 60 ]; do taskset -p 1 "$1"; usleep 30000; taskset -p 2 "$1"; usleep 30000; taskset -p 3 "$2"; taskset -p 2 "$2"; usleep 20000; i=$((i + 1)); done) >/dev/null 2>&1 &
+    flip=$!
+    (i=0; while [ $i -lt 400 ]; do sh -c true; i=$((i + 1)); done) >/dev/null 2>&1 &
+    forks=$!
+    (i=0; while [ $i -lt 2000 ]; do usleep 2000; i=$((i + 1)); done) >/dev/null 2>&1 &
+    sleeper=$!
+    r0=$(for p in $h; do awk '{ print $1 }' /proc/"$p"/schedstat; done)
+    wait $flip $forks
+    kill $sleeper 2>/dev/null
+    r1=$(for p in $h; do awk '{ print $1 }' /proc/"$p"/schedstat; done)
+    state=$(cat /sys/kernel/sched_ext/state 2>/dev/null)
+    # shellcheck disable=SC2086 # one pid each
+    stop $h
+    if [ "$_k" = user ]; then
+        user_stop
+        rc=$?
+        _log=$U_LOG
+        _more="$(grep -E "probes" "$U_LOG" | tail -n 1 | sed 's/^scx_tix_user: //; s/ | cpu.*//; s/ | policy.*//'); $(grep -E "bounced" "$U_LOG" | tail -n 2 | awk '{ for (i = 1; i < NF; i++) if ($i == "bounced") b = b " " $(i + 1) } END { printf "bounced%s", b }')"
+    else
+        rc=1
+        kill -0 "$TIX_DPID" 2>/dev/null && rc=0
+        tix_stop
+        grep -q "detached on signal" "$TIX_LOG" || rc=2
+        _log=$TIX_LOG
+        _more="$(grep -c . "$TIX_LOG") log lines"
+    fi
+    ran=$(printf '%s\n%s\n' "$r0" "$r1" | awk '{ v[NR] = $1 } END { n = NR / 2; m = -1; for (i = 1; i <= n; i++) { d = (v[i + n] - v[i]) / 1e9; if (m < 0 || d < m) m = d }; printf "%.2f", m }')
+    diag "$_n stirred: state $state, exit $rc, least CPU a hog got $ran s; $_more"
+    [ "$state" = enabled ] && [ "$rc" = 0 ] || sed -n "/DEBUG DUMP/,\$p" "$_log" | grep -E "EXIT|^ *R |dsq_id|curr=" | head -n 40 | sed "s/^/#   /"
+    [ "$state" = enabled ] && [ "$rc" = 0 ]
+    check "$_n stirred: still attached while affinities flip, processes fork and a sleeper wakes; a clean exit" $?
+    awk -v r="$ran" 'BEGIN { exit !(r >= 0.5) }'
+    check "$_n stirred: every hog kept running (>= 0.5 s of CPU each)" $?
+}
