@@ -129,14 +129,14 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         cpus as usize,
         rule,
         Duration::from_millis(opts.balance_ms),
-        cores::asleep_probe(&probe, true),
+        cores::cpu_ms_probe(&probe),
         |n| {
             let mut s = Shell::new(
                 &opts.policy,
                 n,
                 quantum_ns,
                 opts.seed.wrapping_add(nth),
-                cores::asleep_probe(&probe, false),
+                cores::asleep_probe(&probe),
             )?;
             nth += 1;
             if opts.twrs {
@@ -199,6 +199,16 @@ fn run(opts: &Opts) -> Result<ExitCode> {
         // Everything the kernel handed back since the last round.
         loop {
             match bpf.dequeue_task() {
+                // The probe's helper answers the loop's questions: it runs
+                // ahead of every turn, as the loop itself does (queued
+                // behind the hogs' turns it left half the asks unanswered
+                // and TWRS counted sleepers as runnable, 76-twrs.sh).
+                Ok(Some(task)) if probe.is_helper(task.pid) => out.push(DispatchedTask {
+                    cpu: RL_CPU_ANY,
+                    slice_ns: quantum_ns,
+                    vtime: 0,
+                    ..DispatchedTask::new(&task)
+                }),
                 Ok(Some(task)) => shell.queued(&task),
                 Ok(None) => break,
                 Err(e) => bail!("reading the queued-task ring buffer: {e}"),

@@ -16,6 +16,11 @@
 //! full ring, is unknown. The helper allocates nothing (the allocator's
 //! lock is the loop's too), sleeps while nothing is asked, and the two
 //! share only atomics.
+//!
+//! Each answer also carries the task's CPU time (utime + stime, in clock
+//! ticks, 28 bits: it wraps after 31 days at 100 Hz), which the balancer
+//! reads to tell a task that ran most of a period from one that only
+//! waited in this scheduler's queue (both read 'R').
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -31,9 +36,11 @@ const RING: usize = 1024;
 const ASLEEP: u64 = 1 << 61;
 const ANSWERED: u64 = 1 << 60;
 const PID_MASK: u64 = (1 << 32) - 1;
+const TICKS_SHIFT: u32 = 32;
+const TICKS_MASK: u64 = (1 << 28) - 1;
 
 struct Table {
-    /// pid | ANSWERED [| ASLEEP], or 0.
+    /// pid | ticks << TICKS_SHIFT | ANSWERED [| ASLEEP], or 0.
     answer: Vec<AtomicU64>,
     ring: Vec<AtomicU64>,
     /// Next ring index the loop writes / the helper reads (both only grow).
@@ -53,6 +60,8 @@ pub struct Probe {
     posted: AtomicBool,
     asks: AtomicU64,
     unknown: AtomicU64,
+    /// Clock ticks a second (USER_HZ).
+    hz: u64,
 }
 
 impl Probe {
@@ -78,24 +87,40 @@ impl Probe {
             posted: AtomicBool::new(false),
             asks: AtomicU64::new(0),
             unknown: AtomicU64::new(0),
+            // SAFETY: sysconf has no preconditions.
+            hz: match unsafe { libc::sysconf(libc::_SC_CLK_TCK) } {
+                n if n > 0 => n as u64,
+                _ => 100,
+            },
         }))
     }
 
     /// The answer to the last time `pid` was asked (None: not answered
     /// yet), and `pid` posted again. Never blocks; `wake` sends the posts.
     pub fn asleep(&self, pid: i32) -> Option<bool> {
+        self.ask(pid).map(|(asleep, _)| asleep)
+    }
+
+    /// The CPU time (ms, wrapping with the ticks' 28 bits) `pid` had when
+    /// last answered (None: not answered yet), and `pid` posted again.
+    pub fn cpu_ms(&self, pid: i32) -> Option<u64> {
+        self.ask(pid).map(|(_, ticks)| ticks * 1000 / self.hz)
+    }
+
+    fn ask(&self, pid: i32) -> Option<(bool, u64)> {
         if pid <= 0 {
             return None;
         }
         let t = &self.table;
         if pid == t.helper_tid.load(Ordering::Relaxed) {
             // Mostly asleep, waiting for asks; never load.
-            return Some(true);
+            return Some((true, 0));
         }
         self.asks.fetch_add(1, Ordering::Relaxed);
         let s = &t.answer[pid as usize % SLOTS];
         let v = s.load(Ordering::Acquire);
-        let answer = (v & PID_MASK == pid as u64 && v & ANSWERED != 0).then_some(v & ASLEEP != 0);
+        let answer = (v & PID_MASK == pid as u64 && v & ANSWERED != 0)
+            .then_some((v & ASLEEP != 0, (v >> TICKS_SHIFT) & TICKS_MASK));
         let head = t.head.load(Ordering::Relaxed);
         if head - t.tail.load(Ordering::Acquire) < RING {
             t.ring[head % RING].store(pid as u64, Ordering::Relaxed);
@@ -106,6 +131,11 @@ impl Probe {
             self.unknown.fetch_add(1, Ordering::Relaxed);
         }
         answer
+    }
+
+    /// Whether `pid` is the helper thread (the loop dispatches it at once).
+    pub fn is_helper(&self, pid: i32) -> bool {
+        pid > 0 && pid == self.table.helper_tid.load(Ordering::Relaxed)
     }
 
     /// Wakes the helper if anything was posted since the last call: once
@@ -147,19 +177,23 @@ fn helper(t: &Table) {
             let pid = t.ring[tail % RING].load(Ordering::Relaxed) as u32;
             tail += 1;
             t.tail.store(tail, Ordering::Release);
-            let a = asleep_in_proc(pid);
+            let (a, ticks) = stat_in_proc(pid);
             t.answer[pid as usize % SLOTS].store(
-                pid as u64 | ANSWERED | if a { ASLEEP } else { 0 },
+                pid as u64
+                    | (ticks & TICKS_MASK) << TICKS_SHIFT
+                    | ANSWERED
+                    | if a { ASLEEP } else { 0 },
                 Ordering::Release,
             );
         }
     }
 }
 
-/// /proc/PID/stat's state: "pid (comm) S ..."; comm may hold spaces or
-/// ')'. A task gone counts as asleep. No allocation: the path and the
+/// /proc/PID/stat's state and utime + stime: "pid (comm) S ppid ... utime
+/// stime ..." (fields 3, 14 and 15); comm may hold spaces or ')'. A task
+/// gone counts as asleep, with no time. No allocation: the path and the
 /// text live on the stack.
-fn asleep_in_proc(pid: u32) -> bool {
+fn stat_in_proc(pid: u32) -> (bool, u64) {
     let mut path = *b"/proc/\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
     let mut digits = [0u8; 10];
     let (mut n, mut p) = (0, pid);
@@ -182,20 +216,43 @@ fn asleep_in_proc(pid: u32) -> bool {
     let len = unsafe {
         let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
         if fd < 0 {
-            return true;
+            return (true, 0);
         }
         let len = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
         libc::close(fd);
         len
     };
     if len <= 0 {
-        return true;
+        return (true, 0);
     }
-    let text = &buf[..len as usize];
-    match text.iter().rposition(|&b| b == b')') {
-        Some(i) => text.get(i + 2).is_none_or(|&st| st != b'R'),
-        None => true,
+    parse_stat(&buf[..len as usize])
+}
+
+/// The state and utime + stime of a /proc/PID/stat text (stat_in_proc).
+fn parse_stat(text: &[u8]) -> (bool, u64) {
+    let Some(i) = text.iter().rposition(|&b| b == b')') else {
+        return (true, 0);
+    };
+    let asleep = text.get(i + 2).is_none_or(|&st| st != b'R');
+    // After ") ": state is the 1st field, utime the 12th, stime the 13th.
+    let mut ticks = 0u64;
+    for (n, f) in text[(i + 2).min(text.len())..]
+        .split(|&b| b == b' ')
+        .enumerate()
+    {
+        if n == 11 || n == 12 {
+            ticks += f
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .fold(0u64, |a, &b| {
+                    a.wrapping_mul(10).wrapping_add((b - b'0') as u64)
+                });
+        }
+        if n >= 12 {
+            break;
+        }
     }
+    (asleep, ticks)
 }
 
 #[cfg(test)]
@@ -212,9 +269,9 @@ mod tests {
     fn the_reading_thread_runs_and_a_gone_pid_sleeps() {
         // SAFETY: gettid has no preconditions.
         let me = unsafe { libc::gettid() } as u32;
-        assert!(!asleep_in_proc(me));
+        assert!(!stat_in_proc(me).0);
         // pid_max is at most 2^22.
-        assert!(asleep_in_proc(4_194_305));
+        assert_eq!(stat_in_proc(4_194_305), (true, 0));
     }
 
     /// The first ask is unknown; the helper answers it; the next ask reads
@@ -242,5 +299,59 @@ mod tests {
         }
         assert_eq!(got, (Some(false), Some(true)));
         assert!(p.counts().1 >= 2);
+    }
+
+    /// The helper knows itself once it runs; no other pid is the helper.
+    #[test]
+    fn the_helper_is_known_by_its_tid() {
+        let p = Probe::start().unwrap();
+        let mut tid = 0;
+        for _ in 0..2000 {
+            tid = p.table.helper_tid.load(Ordering::Relaxed);
+            if tid > 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(tid > 0);
+        assert!(p.is_helper(tid));
+        assert!(!p.is_helper(std::process::id() as i32));
+        assert!(!p.is_helper(0));
+    }
+
+    /// A comm with spaces and ')' is skipped; utime and stime are summed.
+    #[test]
+    fn stat_text_gives_state_and_ticks() {
+        let t = b"42 (a) b (c) R 1 42 42 0 -1 4194304 100 0 0 0 1234 56 0 0 20 0 1 0 9";
+        assert_eq!(parse_stat(t), (false, 1290));
+        let t = b"42 (sh) S 1 42 42 0 -1 4194304 100 0 0 0 7 3 0 0 20 0 1 0 9";
+        assert_eq!(parse_stat(t), (true, 10));
+        assert_eq!(parse_stat(b"42 (sh"), (true, 0));
+        assert_eq!(parse_stat(b"42 (sh) R"), (false, 0));
+    }
+
+    /// A spinning child's CPU time grows; a sleeping one's stays near 0
+    /// (its shell's start may take a tick: tick-sampled accounting).
+    #[test]
+    fn cpu_time_comes_with_the_answer() {
+        let p = Probe::start().unwrap();
+        let mut spin = spawn("exec sh -c 'while :; do :; done'");
+        let mut nap = spawn("exec sleep 5");
+        let (s, n) = (spin.id() as i32, nap.id() as i32);
+        let mut got = (None, None);
+        for _ in 0..4000 {
+            std::thread::sleep(Duration::from_millis(1));
+            got = (p.cpu_ms(s), p.cpu_ms(n));
+            p.wake();
+            if got.0.is_some_and(|ms| ms >= 50) && got.1.is_some() {
+                break;
+            }
+        }
+        for c in [&mut spin, &mut nap] {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        assert!(got.0.is_some_and(|ms| ms >= 50), "spinner: {got:?}");
+        assert!(got.1.is_some_and(|ms| ms <= 30), "sleeper: {got:?}");
     }
 }
