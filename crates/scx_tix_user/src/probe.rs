@@ -279,17 +279,39 @@ mod tests {
     #[test]
     fn answers_come_one_ask_later() {
         let p = Probe::start().unwrap();
+        let got = spinner_and_napper(
+            &p,
+            2000,
+            |p, s| {
+                assert_eq!(p.asleep(s), None);
+                p.wake();
+            },
+            |p, pid| p.asleep(pid),
+            |g| *g == (Some(false), Some(true)),
+        );
+        assert_eq!(got, (Some(false), Some(true)));
+        assert!(p.counts().1 >= 2);
+    }
+
+    /// Asks `ask` about a spinning child and a sleeping one every ms, up
+    /// to `tries` times, until `done`; `first` runs once with the spinner.
+    fn spinner_and_napper<T: Copy>(
+        p: &Probe,
+        tries: u32,
+        first: impl Fn(&Probe, i32),
+        ask: impl Fn(&Probe, i32) -> T,
+        done: impl Fn(&(T, T)) -> bool,
+    ) -> (T, T) {
         let mut spin = spawn("exec sh -c 'while :; do :; done'");
         let mut nap = spawn("exec sleep 5");
         let (s, n) = (spin.id() as i32, nap.id() as i32);
-        assert_eq!(p.asleep(s), None);
-        p.wake();
-        let mut got = (None, None);
-        for _ in 0..2000 {
+        first(p, s);
+        let mut got = (ask(p, s), ask(p, n));
+        for _ in 0..tries {
             std::thread::sleep(Duration::from_millis(1));
-            got = (p.asleep(s), p.asleep(n));
             p.wake();
-            if got == (Some(false), Some(true)) {
+            got = (ask(p, s), ask(p, n));
+            if done(&got) {
                 break;
             }
         }
@@ -297,8 +319,7 @@ mod tests {
             let _ = c.kill();
             let _ = c.wait();
         }
-        assert_eq!(got, (Some(false), Some(true)));
-        assert!(p.counts().1 >= 2);
+        got
     }
 
     /// The helper knows itself once it runs; no other pid is the helper.
@@ -335,22 +356,13 @@ mod tests {
     #[test]
     fn cpu_time_comes_with_the_answer() {
         let p = Probe::start().unwrap();
-        let mut spin = spawn("exec sh -c 'while :; do :; done'");
-        let mut nap = spawn("exec sleep 5");
-        let (s, n) = (spin.id() as i32, nap.id() as i32);
-        let mut got = (None, None);
-        for _ in 0..4000 {
-            std::thread::sleep(Duration::from_millis(1));
-            got = (p.cpu_ms(s), p.cpu_ms(n));
-            p.wake();
-            if got.0.is_some_and(|ms| ms >= 50) && got.1.is_some() {
-                break;
-            }
-        }
-        for c in [&mut spin, &mut nap] {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        let got = spinner_and_napper(
+            &p,
+            4000,
+            |_, _| {},
+            |p, pid| p.cpu_ms(pid),
+            |g| g.0.is_some_and(|ms| ms >= 50) && g.1.is_some(),
+        );
         assert!(got.0.is_some_and(|ms| ms >= 50), "spinner: {got:?}");
         assert!(got.1.is_some_and(|ms| ms <= 30), "sleeper: {got:?}");
     }
