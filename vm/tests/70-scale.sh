@@ -51,8 +51,11 @@ diag "process states with the sleepers: $s1"
 # c17..c116; two hogs hold theirs in c1 and c9 (heads of chains no sleeper
 # uses), so under stride their CPU ratio is c1's funding to c9's, 1:1, and
 # 1:3 once c9 is funded with 300 (the change must reach the next draws:
-# the 3 s after it are measured). Bounds: 10% of the ratio (stride's 2%
-# per share, widened for 10^4 waking threads beside). Then the time per
+# the 3 s after it are measured, as the rate fitted to 30 samples of both
+# hogs by measure_fit: two snapshots read 1.1342 once with a release
+# build beside the guest, the hogs' runs made long and late by 10^4
+# waking threads). Bounds: 10% of the ratio (stride's 2% per share,
+# widened for 10^4 waking threads beside). Then the time per
 # change as a client sees it (socket, rules, scheduler table, state file)
 # for fund against lrenice, 20 of each, in this boot.
 tix policy stride >/dev/null
@@ -66,9 +69,9 @@ diag "sleeper processes holding tickets in a currency: $held"
 H1=$(hog 1); H2=$(hog 1)
 tix mktkt "$H1" 100.c1 >/dev/null && tix mktkt "$H2" 100.c9 >/dev/null
 sleep 0.5
-r1=$(ratio_of "$(measure_snap 3 "$H1" "$H2")")
+r1=$(measure_fit 3 "$H1" "$H2" | cut -d' ' -f1)
 tix fund c9 300 >/dev/null
-r2=$(ratio_of "$(measure_snap 3 "$H1" "$H2")")
+r2=$(measure_fit 3 "$H1" "$H2" | cut -d' ' -f1)
 diag "hogs in c1 and c9 beside 10^4 threads: ratio $r1 (1), after tix fund c9 300 $r2 (.3333)"
 near "$r1" 1 0.1 && near "$r2" 0.3333 0.0333
 check "with 1,000 currencies and 10^4 tasks, a fund reaches the shares in the next draws" $?
