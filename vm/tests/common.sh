@@ -212,10 +212,12 @@ stir() {
     forks=$!
     (i=0; while [ $i -lt 2000 ]; do usleep 2000; i=$((i + 1)); done) >/dev/null 2>&1 &
     sleeper=$!
-    r0=$(for p in $h; do awk '{ print $1 }' /proc/"$p"/schedstat; done)
+    # shellcheck disable=SC2086 # one pid each
+    r0=$(snap_ns $h)
     wait $flip $forks
     kill $sleeper 2>/dev/null
-    r1=$(for p in $h; do awk '{ print $1 }' /proc/"$p"/schedstat; done)
+    # shellcheck disable=SC2086 # one pid each
+    r1=$(snap_ns $h)
     state=$(cat /sys/kernel/sched_ext/state 2>/dev/null)
     # shellcheck disable=SC2086 # one pid each
     stop $h
@@ -232,7 +234,8 @@ stir() {
         _log=$TIX_LOG
         _more="$(grep -c . "$TIX_LOG") log lines"
     fi
-    ran=$(printf '%s\n%s\n' "$r0" "$r1" | awk '{ v[NR] = $1 } END { n = NR / 2; m = -1; for (i = 1; i <= n; i++) { d = (v[i + n] - v[i]) / 1e9; if (m < 0 || d < m) m = d }; printf "%.2f", m }')
+    ran=$(echo "$r0|$r1" | awk -F'|' '{ n = split($1, b, " "); split($2, a, " "); m = -1
+        for (i = 1; i <= n; i++) { d = (a[i] - b[i]) / 1e9; if (m < 0 || d < m) m = d }; printf "%.2f", m }')
     diag "$_n stirred: state $state, exit $rc, least CPU a hog got $ran s; $_more"
     [ "$state" = enabled ] && [ "$rc" = 0 ] || sed -n "/DEBUG DUMP/,\$p" "$_log" | grep -E "EXIT|^ *R |dsq_id|curr=" | head -n 40 | sed "s/^/#   /"
     [ "$state" = enabled ] && [ "$rc" = 0 ]

@@ -111,11 +111,12 @@ impl Probe {
         if pid <= 0 {
             return None;
         }
-        let t = &self.table;
-        if pid == t.helper_tid.load(Ordering::Relaxed) {
-            // Mostly asleep, waiting for asks; never load.
+        if self.is_helper(pid) {
+            // Mostly asleep, waiting for asks; never load. (The loop
+            // dispatches it at once, so no shell should ask.)
             return Some((true, 0));
         }
+        let t = &self.table;
         self.asks.fetch_add(1, Ordering::Relaxed);
         let s = &t.answer[pid as usize % SLOTS];
         let v = s.load(Ordering::Acquire);
