@@ -26,12 +26,19 @@
 # usage: vm/bench/run.sh [--cpus N] [--reps R] [--secs S] [--hogs H] [--groups G]
 #                        [--loops L] [--no-build] [--timeout SECS]
 #                        [--scheds "lottery stride wvtime user-gr3 user-stride"] [--peer REV]
+#                        [--accel single|multi]
 #   defaults: --cpus 2 --reps 3 --secs 10 --hogs <cpus> --groups 2 --loops 50
+#   --accel single
 # TCG timings are slow and noisy: compare only rows of one run.
+# --accel: QEMU's TCG with one host thread for all vCPUs (single, the
+# default) or one per vCPU (multi). Single emulates the vCPUs in turns, and
+# the guest's clock runs on while a vCPU waits for its turn: the task on it
+# is charged that time (a 50 us wake-up can be billed a whole 4 ms tick and
+# cut at it), which dominates the latency and deadline tails. Multi has
+# no such turns (closer to hardware for latency) but needs a host CPU per
+# vCPU, and once crashed a guest on a second attach (int3 in
+# task_should_scx during fork).
 set -euo pipefail
-# Multi-threaded TCG crashed a guest on a second attach (int3 in
-# task_should_scx during fork); single-threaded TCG has not.
-export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
 cpus=2
@@ -44,6 +51,7 @@ build=1
 timeout_s=""
 scheds="lottery stride wvtime user-gr3 user-stride"
 peer=""
+accel=""
 cmdline="vm/bench/run.sh $*"
 num() {
     case "$2" in '' | *[!0-9]* | 0)
@@ -72,6 +80,15 @@ while [ $# -gt 0 ]; do
             build=0
             shift
             ;;
+        --accel)
+            [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
+            case "$2" in single | multi) accel=$2 ;; *)
+                echo "bench: --accel must be single or multi, got '$2'" >&2
+                exit 2
+                ;;
+            esac
+            shift 2
+            ;;
         --scheds | --peer)
             [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
             if [ "$1" = --scheds ]; then
@@ -90,7 +107,7 @@ while [ $# -gt 0 ]; do
             shift 2
             ;;
         -h | --help)
-            sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
@@ -100,6 +117,11 @@ while [ $# -gt 0 ]; do
     esac
 done
 hogs=${hogs:-$cpus}
+if [ -n "$accel" ]; then
+    export TIX_VM_ACCEL=tcg,thread=$accel
+else
+    export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
+fi
 # Budget per scheduler: messaging and hackbench (~8 s a run under TCG at the
 # defaults), 2 x reps latency runs and 2 deadline runs of secs; plus boot.
 timeout_s=${timeout_s:-$((6 * (reps * (groups * loops / 10 + 2 * secs) + 2 * secs + 30) + 1200))}
@@ -309,7 +331,7 @@ rc=$?
 set -e
 if [ "$rc" = 0 ]; then
     echo
-    echo "Benchmarks, one VM boot ($cpus CPUs, QEMU TCG): perf bench sched messaging -g $groups -l $loops and"
+    echo "Benchmarks, one VM boot ($cpus CPUs, QEMU $TIX_VM_ACCEL): perf bench sched messaging -g $groups -l $loops and"
     echo "hackbench -g $groups -l $((loops * 10)) (mean of $reps each); cyclictest -i 1000 -t 1 (no -p; unpinned and -a 0;"
     echo "$reps runs of ${secs}s pooled) and vm-load periodic 1000 10000 (unpinned and taskset 1; ${secs}s) beside $hogs unpinned hogs;"
     echo "BPF callbacks' run time per call (kernel.bpf_stats_enabled) over the whole run."
