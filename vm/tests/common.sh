@@ -68,18 +68,23 @@ snap_ns() {
     cat $_f 2>/dev/null | awk '{ printf "%s ", $1 } END { print "" }'
 }
 
+# snap_diff "PID..." BEFORE AFTER: from two snap_ns lines of those pids,
+# "PID NS SHARE" per pid, as lib.sh's measure_shares prints.
+snap_diff() {
+    echo "$1 |$2|$3" | awk -F'|' '{
+        n = split($1, p, " "); split($2, b, " "); split($3, a, " ")
+        for (i = 1; i <= n; i++) { d[i] = a[i] - b[i]; s += d[i] }
+        for (i = 1; i <= n; i++) printf "%s %.0f %.4f\n", p[i], d[i], (s > 0 ? d[i] / s : 0)
+    }'
+}
+
 # measure_snap SECS PID...: like lib.sh's measure_shares ("PID NS SHARE").
 measure_snap() {
     _secs=$1
     shift
     _b=$(snap_ns "$@")
     sleep "$_secs"
-    _a=$(snap_ns "$@")
-    echo "$* |$_b|$_a" | awk -F'|' '{
-        n = split($1, p, " "); split($2, b, " "); split($3, a, " ")
-        for (i = 1; i <= n; i++) { d[i] = a[i] - b[i]; s += d[i] }
-        for (i = 1; i <= n; i++) printf "%s %.0f %.4f\n", p[i], d[i], (s > 0 ? d[i] / s : 0)
-    }'
+    snap_diff "$*" "$_b" "$(snap_ns "$@")"
 }
 
 # measure_fit SECS PID_A PID_B: the two hogs' CPU-time ratio as a rate, for
@@ -234,8 +239,7 @@ stir() {
         _log=$TIX_LOG
         _more="$(grep -c . "$TIX_LOG") log lines"
     fi
-    ran=$(echo "$r0|$r1" | awk -F'|' '{ n = split($1, b, " "); split($2, a, " "); m = -1
-        for (i = 1; i <= n; i++) { d = (a[i] - b[i]) / 1e9; if (m < 0 || d < m) m = d }; printf "%.2f", m }')
+    ran=$(snap_diff "$h" "$r0" "$r1" | awk 'NR == 1 || $2 < m { m = $2 } END { printf "%.2f", m / 1e9 }')
     diag "$_n stirred: state $state, exit $rc, least CPU a hog got $ran s; $_more"
     [ "$state" = enabled ] && [ "$rc" = 0 ] || sed -n "/DEBUG DUMP/,\$p" "$_log" | grep -E "EXIT|^ *R |dsq_id|curr=" | head -n 40 | sed "s/^/#   /"
     [ "$state" = enabled ] && [ "$rc" = 0 ]
