@@ -25,14 +25,12 @@ static u64 cpu_position(u32 c, u64 now)
 /*
  * A woken p (key) with no idle CPU: kick the CPU it may use whose runner is
  * furthest ahead of it, if any is ahead — or this CPU, where the wake-up
- * runs, if its runner is ahead too and the waker is not about to sleep
- * (sync): a local preemption needs no IPI, and the waker's data is warm
- * here (2 vCPUs, cyclictest beside 2 hogs: lottery p99 1.75x the default's
- * with the furthest CPU always, 1.38x so). A sync waker frees its CPU
- * soon on its own; preempting it instead (pipe and socket senders) made
- * perf bench sched messaging 3-5x slower.
+ * runs, if its runner is ahead too: a local preemption needs no IPI, and
+ * the waker's data is warm here (2 vCPUs, cyclictest beside 2 hogs:
+ * lottery p99 1.75x the default's with the furthest CPU always, 1.38x so).
+ * Sync wake-ups never get here (tix_enqueue).
  */
-static void preempt_for(struct task_struct *p, u64 key, u32 dom, bool sync)
+static void preempt_for(struct task_struct *p, u64 key, u32 dom)
 {
 	u64 now = bpf_ktime_get_ns(), gap = 0, pos;
 	s32 best = -1, here = bpf_get_smp_processor_id();
@@ -54,7 +52,7 @@ static void preempt_for(struct task_struct *p, u64 key, u32 dom, bool sync)
 			best = c;
 		}
 	}
-	if (here_ok && !sync)
+	if (here_ok)
 		best = here;
 	if (best >= 0 && best < TIX_MAX_CPUS) {
 		__sync_fetch_and_add(&nr_preempt_kicks, 1);
