@@ -26,6 +26,7 @@ extern "C" {
     fn tix_m_wake_direct(i: i32, cpu: i32, rnd: u32);
     fn tix_m_set_wake(slices: u64);
     fn tix_m_set_slept(ns: u64);
+    fn tix_m_set_wake_frame(on: i32);
 }
 
 struct Mix(u64);
@@ -227,6 +228,108 @@ fn a_sleeper_below_its_share_is_not_cut_at_its_slice_end() {
     let two = sleeper_periods_served_at_once(tix_core::vtime::WAKE_SLICES, n, 21);
     assert!(none < 0.45, "no credit: {none}");
     assert!(two > 0.75, "two slices of credit: {two}");
+}
+
+/// One CPU: a hog worth as much as 60 sleepers together, beside sleepers
+/// that wake after a long sleep (their own keys far behind the time: full
+/// wake credit), run 20 µs and wake again at once: a storm's thousands of
+/// threads, 60 at a time, arriving faster than the CPU serves them. `capped`: with `wake_cap` (else the
+/// rule before it). Returns the hog's share of 2 s and its longest wait.
+fn hog_among_wakers(stride: bool, capped: bool, seed: u64) -> (f64, u64) {
+    const RUN: u64 = 20_000;
+    let mut m = Mix(seed);
+    // SAFETY: see above; callers hold MODEL.
+    unsafe {
+        tix_m_reset(stride as i32, SLICE, 1, 1);
+        tix_m_set_wake_frame(capped as i32);
+        tix_m_set_slept(10 * SLICE);
+        tix_m_set_value(0, 600);
+        for i in 1..=60 {
+            tix_m_set_value(i, 10);
+        }
+        // The hog alone for 400 slices: the sleepers' own keys (0, as
+        // spawned at the start) fall behind the time, as a long sleep does.
+        tix_m_wake(0);
+        let mut on = tix_m_dispatch(0, m.next() as u32);
+        for _ in 0..400 {
+            on = tix_m_expire(0, SLICE, m.next() as u32);
+        }
+        assert_eq!(on, 0);
+        for i in 1..=60 {
+            tix_m_wake(i);
+        }
+        let (mut now, mut hog, mut hog_left, mut longest) = (0u64, 0u64, 0u64, 0u64);
+        while now < 2_000_000_000 {
+            assert!(on >= 0, "the CPU went idle with 61 tasks runnable");
+            if on == 0 {
+                longest = longest.max(now - hog_left);
+                now += SLICE;
+                hog += SLICE;
+                hog_left = now;
+                on = tix_m_expire(0, SLICE, m.next() as u32);
+            } else {
+                now += RUN;
+                tix_m_stop(0, RUN, 0);
+                tix_m_wake(on);
+                on = tix_m_dispatch(0, m.next() as u32);
+            }
+        }
+        tix_m_set_wake_frame(1);
+        (hog as f64 / now as f64, longest)
+    }
+}
+
+#[test]
+fn many_wakers_do_not_hold_back_a_runner() {
+    let _g = MODEL.lock().unwrap();
+    // Each waking sleeper may stand two of its own slices below the
+    // virtual time; that time moves only when a decision starts a key
+    // above it. Uncapped, the 60 sleepers climbing 20 µs at a time from
+    // there held the hog (keyed at the time) back for 60 x 2 slices of
+    // their service: its first wait was 0.48 s (stride; lottery alike),
+    // and it grows with the number of sleepers (10^4 in the VM's storm:
+    // past the kernel's watchdog). With wake_cap all queued wakers
+    // together stand at most WAKE_FRAME_SLICES slices ahead of it.
+    let slices = |ns: u64| ns as f64 / SLICE as f64;
+    let (_, old) = hog_among_wakers(true, false, 5);
+    assert!(
+        slices(old) > 100.0,
+        "uncapped, stride: longest wait {} slices",
+        slices(old)
+    );
+    let (share, longest) = hog_among_wakers(true, true, 5);
+    // Stride is deterministic: the hog's value is half the runnable
+    // value, so half the time to within a slice or so over 2 s (.002 per
+    // slice); its wait is at most the cap's 4 slices plus its own.
+    assert!((share - 0.5).abs() < 0.01, "stride: hog's share {share}");
+    assert!(
+        slices(longest) <= (tix_core::vtime::WAKE_FRAME_SLICES + 1) as f64,
+        "stride: longest wait {} slices",
+        slices(longest)
+    );
+    for seed in [5, 6, 7] {
+        let (_, old) = hog_among_wakers(false, false, seed);
+        assert!(
+            slices(old) > 100.0,
+            "uncapped, lottery seed {seed}: longest wait {} slices",
+            slices(old)
+        );
+        let (share, longest) = hog_among_wakers(false, true, seed);
+        // Lottery: the hog's wait after a run is about E of its slices of
+        // the sleepers' service, E ~ Exp(1); over its ~250 runs the
+        // largest E is about ln 250 = 5.5 (above 12 with probability
+        // 250·e^-12 < 0.002). Its share is ~250 wins of E-weighted
+        // length: the sd of its mean is 1/sqrt(250) = .063 of it.
+        assert!(
+            (share - 0.5).abs() < 4.0 * 0.063 * 0.5,
+            "lottery seed {seed}: hog's share {share}"
+        );
+        assert!(
+            slices(longest) <= 12.0 + tix_core::vtime::WAKE_FRAME_SLICES as f64,
+            "lottery seed {seed}: longest wait {} slices",
+            slices(longest)
+        );
+    }
 }
 
 /// Every empty CPU takes the smallest key it may run: the task on each CPU.

@@ -22,6 +22,7 @@ extern "C" {
     fn tix_c_wake_lag(one: u64, slices: u64, slept: u64, slice: u64) -> u64;
     fn tix_c_wake_slices() -> u64;
     fn tix_c_lead_cap(stride: i32, starve: u64, slice: u64, vsum: u64, serving: u64) -> u64;
+    fn tix_c_wake_cap(stride: i32, slice: u64, vsum: u64, serving: u64) -> u64;
     fn tix_c_cap_lead(key: u64, reference: u64, cap: u64) -> u64;
     fn tix_c_next_key(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
     fn tix_c_next_pass(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
@@ -467,6 +468,10 @@ proptest! {
                             vtime::lead_cap(stride, starve, slice, vsum, any_serving));
             prop_assert_eq!(tix_c_lead_cap(stride as i32, small, small >> 8, small >> 4, serving),
                             vtime::lead_cap(stride, small, small >> 8, small >> 4, serving));
+            prop_assert_eq!(tix_c_wake_cap(stride as i32, slice, vsum, any_serving),
+                            vtime::wake_cap(stride, slice, vsum, any_serving));
+            prop_assert_eq!(tix_c_wake_cap(stride as i32, small >> 8, small >> 4, serving),
+                            vtime::wake_cap(stride, small >> 8, small >> 4, serving));
             prop_assert_eq!(tix_c_cap_lead(key, r, slice), vtime::cap_lead(key, r, slice));
             prop_assert_eq!(tix_c_cap_lead(small, small >> 1, small >> 3),
                             vtime::cap_lead(small, small >> 1, small >> 3));

@@ -28,7 +28,8 @@
 //!
 //! A waking task may lag by `wake_lag`: one of its own slices per slice
 //! it slept, up to WAKE_SLICES by default (0 is the seeds' rule: sleeping
-//! earns no credit). See `wake_lag`.
+//! earns no credit), and never more than the frame's time gains in
+//! WAKE_FRAME_SLICES slices. See `wake_lag` and `wake_cap`.
 
 /// How many of its own mean slices a runnable task may lag the virtual time.
 pub const LAG_SLICES: u64 = 32;
@@ -90,6 +91,40 @@ pub fn wake_lag(one_slice: u64, slices: u64, slept_ns: u64, slice_ns: u64) -> u6
         (slept << 16) / slice_ns
     };
     u64::try_from((one_slice as u128 * frac as u128) >> 16).unwrap_or(u64::MAX)
+}
+
+/// Slices of the frame's own time that a waking task's credit may span
+/// (`wake_cap`).
+pub const WAKE_FRAME_SLICES: u64 = 4;
+
+/// The most wake lag a task may keep in its frame: what the frame's
+/// virtual time gains in `WAKE_FRAME_SLICES` slices (`lead_cap` over that
+/// span, the same `vsum` and `serving`). The wake lag is `wake_lag`
+/// capped by this.
+///
+/// Why: `wake_lag` counts a task's own slices, so each waking task may
+/// stand up to `WAKE_SLICES` of its own slices of service ahead of a task
+/// at the virtual time, and N of them together up to `N·WAKE_SLICES`
+/// slices: 10,000 threads that sleep between 20 µs runs held a runner
+/// keyed at the virtual time back for as long as that service took, and
+/// the time itself stood still meanwhile (it moves when a decision starts
+/// a key above it), so under overload the runner waited past the
+/// watchdog (host model, `many_wakers_do_not_hold_back_a_runner`). Capped
+/// here, a task keyed `cap` below the time needs `cap·value` of service
+/// to reach it, and the tasks queued below it together at most
+/// `cap·vsum`, which is `WAKE_FRAME_SLICES` slices on each serving CPU
+/// (lottery: at E's mean). A task worth at least `1/(2·serving)` of the
+/// runnable value keeps its whole `WAKE_SLICES` (at the defaults), so the
+/// few-task cases the credit is for (a periodic task beside two hogs on
+/// two CPUs) are unchanged.
+pub fn wake_cap(stride: bool, slice_ns: u64, vsum: u64, serving: u64) -> u64 {
+    lead_cap(
+        stride,
+        slice_ns.saturating_mul(WAKE_FRAME_SLICES),
+        slice_ns,
+        vsum,
+        serving,
+    )
 }
 
 /// A task's smoothed run length in ns: each charged run moves it an eighth
@@ -193,6 +228,45 @@ mod tests {
         let lag = wake_lag(10, WAKE_SLICES, 1 << 40, 4_000_000);
         assert_eq!(next_key(0, 1_000, lag, 5), 1_000 - 10 * WAKE_SLICES + 5);
         assert_eq!(next_key(995, 1_000, lag, 5), 1_000);
+    }
+
+    #[test]
+    fn wake_cap_spares_a_task_worth_half_a_cpu() {
+        use crate::compensation::Compensation;
+        use crate::race::race_cost;
+        use crate::stride::pass_delta;
+        let slice = 3_500_000;
+        // The claim in wake_cap's doc, at the defaults: a task worth
+        // 1/(2·serving) of the runnable value or more keeps its whole
+        // credit; one worth 1/100 of it on one CPU keeps 4/(100·2) of it.
+        for serving in 1..=4u64 {
+            for stride in [false, true] {
+                let one = |v: u64| {
+                    if stride {
+                        pass_delta(slice, v)
+                    } else {
+                        race_cost(1 << 16, v, slice, slice, Compensation::Waldspurger)
+                    }
+                };
+                let v = 1_000u64;
+                let full = wake_lag(one(v), WAKE_SLICES, u64::MAX, slice);
+                // A hair above the boundary: the cap's division truncates.
+                let vsum = 2 * serving * v - 1;
+                assert!(
+                    full <= wake_cap(stride, slice, vsum, serving),
+                    "{stride} {serving}"
+                );
+                let light = wake_lag(one(10), WAKE_SLICES, u64::MAX, slice);
+                let cap = wake_cap(stride, slice, 1_000, 1);
+                let ratio = cap as f64 / light as f64;
+                let want = WAKE_FRAME_SLICES as f64 / (100 * WAKE_SLICES) as f64;
+                assert!((ratio - want).abs() < 0.001, "{stride}: {ratio}");
+            }
+        }
+        assert_eq!(
+            wake_cap(true, u64::MAX, 1, 1),
+            lead_cap(true, u64::MAX, u64::MAX, 1, 1)
+        );
     }
 
     #[test]

@@ -42,7 +42,11 @@
  * level with them (with no credit it lost that decision about half the
  * time and waited a whole slice); it never gets more than that ahead of
  * what it is owed, and the credit does not count toward preempting a
- * runner (see preempt_for's caller). A key's
+ * runner (see preempt_for's caller). The credit is also capped at what the
+ * frame's T gains in TIX_WAKE_FRAME_SLICES slices (wake_cap): counted in
+ * own slices alone, 10^4 waking threads stood 2x10^4 slices of service
+ * ahead of a task at T, and T, which moves only when a started key passes
+ * it, stood still while they were served. A key's
  * lead over its frame's T is capped (about starve_ns of waiting), and a
  * waiting task moved to another DSQ is brought into the new frame the same
  * way, so no task waits on a frame that runs slower than the one its key

@@ -41,6 +41,7 @@ struct tix_model {
 	int from_now;
 	u64 wake_slices;
 	u64 slept_ns;
+	int wake_frame;
 };
 
 static struct tix_model M;
@@ -69,6 +70,7 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 	M.starve_ns = 500000000;
 	M.wake_slices = TIX_WAKE_SLICES;
 	M.slept_ns = 0;
+	M.wake_frame = 1;
 }
 
 /* How long every waking task has slept (main.bpf.c measures it). */
@@ -76,6 +78,9 @@ void tix_m_set_slept(u64 ns) { M.slept_ns = ns; }
 
 /* scx_tix --wake-lag: own slices of lag a waking task keeps. */
 void tix_m_set_wake(u64 slices) { M.wake_slices = slices; }
+
+/* 0: no wake_cap, the rule before it (for a test's comparison). */
+void tix_m_set_wake_frame(int on) { M.wake_frame = on; }
 
 void tix_m_set_starve(u64 ns) { M.starve_ns = ns; }
 
@@ -115,18 +120,37 @@ static u64 one_run(int i, u64 len)
 
 /* main.bpf.c's lead_cap_now: the runnable value, and the CPUs running a
  * task of frame (dom_running). */
-static u64 lead_cap(int frame)
+static void frame_load(int frame, u64 *vsum, u64 *serving)
 {
-	u64 vsum = 0, serving = 0;
 	int j;
 
+	*vsum = 0;
+	*serving = 0;
 	for (j = 0; j < TIX_M_MAX; j++)
 		if (M.runnable[j])
-			vsum += M.value[j];
+			*vsum += M.value[j];
 	for (j = 0; j < M.ncpus; j++)
 		if (M.running[j] >= 0 && dom_of(M.running[j]) == frame)
-			serving++;
+			(*serving)++;
+}
+
+static u64 lead_cap(int frame)
+{
+	u64 vsum, serving;
+
+	frame_load(frame, &vsum, &serving);
 	return tix_lead_cap(M.stride, M.starve_ns, M.slice_ns, vsum, serving);
+}
+
+/* main.bpf.c's wake_cap_now (M.wake_frame 0: uncapped, the rule before). */
+static u64 wake_cap(int frame)
+{
+	u64 vsum, serving;
+
+	if (!M.wake_frame)
+		return ~0ULL;
+	frame_load(frame, &vsum, &serving);
+	return tix_wake_cap(M.stride, M.slice_ns, vsum, serving);
 }
 
 static u64 draw(int i, int requeue)
@@ -134,6 +158,9 @@ static u64 draw(int i, int requeue)
 	u64 lag = requeue ? tix_lag_bound(one_run(i, M.run_avg[i]))
 			  : tix_wake_lag(one_run(i, 0), M.wake_slices, M.slept_ns, M.slice_ns), k;
 	u64 vt = M.vt[dom_of(i)];
+
+	if (!requeue && lag > wake_cap(dom_of(i)))
+		lag = wake_cap(dom_of(i));
 
 	if (M.from_now) {
 		M.own[i] = vt;

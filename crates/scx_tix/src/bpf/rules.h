@@ -347,6 +347,20 @@ static inline u64 tix_lead_cap(int stride, u64 starve_ns, u64 slice_ns, u64 vsum
 	return cap;
 }
 
+/* The most wake lag a task keeps in its frame (tix_core::vtime::wake_cap,
+ * which says why): what the frame's time gains in TIX_WAKE_FRAME_SLICES
+ * slices, so that many waking tasks together hold a task at the time back
+ * by that many slices per serving CPU, not by theirs times their number. */
+#define TIX_WAKE_FRAME_SLICES 4ULL
+
+static inline u64 tix_wake_cap(int stride, u64 slice_ns, u64 vsum, u64 serving)
+{
+	u64 span = slice_ns > TIX_U64_MAX / TIX_WAKE_FRAME_SLICES ? TIX_U64_MAX
+								 : slice_ns * TIX_WAKE_FRAME_SLICES;
+
+	return tix_lead_cap(stride, span, slice_ns, vsum, serving);
+}
+
 static inline u64 tix_cap_lead(u64 key, u64 reference, u64 cap)
 {
 	if (key > reference && key - reference > cap)

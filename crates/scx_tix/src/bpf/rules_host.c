@@ -48,6 +48,11 @@ u64 tix_c_next_pass(u64 own, u64 vt, u64 lag, u64 pending)
 	return tix_next_pass(own, vt, lag, pending);
 }
 
+u64 tix_c_wake_cap(int stride, u64 slice, u64 vsum, u64 serving)
+{
+	return tix_wake_cap(stride, slice, vsum, serving);
+}
+
 u64 tix_c_lead_cap(int stride, u64 starve, u64 slice, u64 vsum, u64 serving)
 {
 	return tix_lead_cap(stride, starve, slice, vsum, serving);

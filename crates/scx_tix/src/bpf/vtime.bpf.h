@@ -47,24 +47,44 @@ static void advance_vtime(u32 dom, u64 key)
 /*
  * Draw p's next key (tix_core::vtime::next_key). requeue: p left a CPU
  * still runnable and may keep up to TIX_LAG_SLICES of lag; a waking task
- * up to wake_slices of its own slices (tix_core::vtime::wake_lag). The
+ * up to wake_slices of its own slices (tix_core::vtime::wake_lag) and no
+ * more than the frame's time gains in TIX_WAKE_FRAME_SLICES slices
+ * (wake_cap). The
  * lead over T is capped at what T gains in about starve_ns of one CPU's
  * service (tix_lead_cap), so a task whose fair wait would
  * exceed starve_ns (a share below slice/starve_ns) waits about that long
  * instead and the watchdog never sees it stall. Only draws beyond the cap
  * are affected (named approximation); a capped task forgets its excess.
  */
+/* The runnable value (at least value's) and the CPUs serving frame dom:
+ * what the frame's time advances by, for the lead and wake caps. */
+static void frame_load(u64 value, u32 dom, u64 *v, u64 *n)
+{
+	s64 vs = *(volatile s64 *)&vsum, cnt = 0, *c;
+
+	*v = vs > (s64)value ? (u64)vs : value;
+	/* ARRAY_ELEM_PTR: the bound check clang would move off the index. */
+	c = ARRAY_ELEM_PTR(dom_running, dom, TIX_NR_DOMS);
+	if (c)
+		cnt = *(volatile s64 *)c;
+	*n = cnt > 0 ? (u64)cnt : 0;
+}
+
 static u64 lead_cap_now(u64 value, u32 dom)
 {
-	s64 vs = *(volatile s64 *)&vsum, n = 0, *cnt;
-	u64 v = vs > (s64)value ? (u64)vs : value;
+	u64 v, n;
 
-	/* ARRAY_ELEM_PTR: the bound check clang would move off the index. */
-	cnt = ARRAY_ELEM_PTR(dom_running, dom, TIX_NR_DOMS);
-	if (cnt)
-		n = *(volatile s64 *)cnt;
-	return tix_lead_cap(policy == TIX_POLICY_STRIDE, starve_ns, slice_ns, v,
-			    n > 0 ? (u64)n : 0);
+	frame_load(value, dom, &v, &n);
+	return tix_lead_cap(policy == TIX_POLICY_STRIDE, starve_ns, slice_ns, v, n);
+}
+
+/* tix_core::vtime::wake_cap: the most wake lag in frame dom now. */
+static u64 wake_cap_now(u64 value, u32 dom)
+{
+	u64 v, n;
+
+	frame_load(value, dom, &v, &n);
+	return tix_wake_cap(policy == TIX_POLICY_STRIDE, slice_ns, v, n);
 }
 
 /* Count cpu's run in frame dom (TIX_NR_DOMS: cpu runs nothing of ours).
@@ -93,7 +113,7 @@ static void set_serving(u32 c, u32 dom)
 
 static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool requeue)
 {
-	u64 value = value_of(p, tctx), t = vtime_now(dom), lag = 0, key, plain;
+	u64 value = value_of(p, tctx), t = vtime_now(dom), lag = 0, cap, key, plain;
 
 	if (tctx->vcounted) {
 		__sync_fetch_and_add(&vsum, (s64)value - (s64)tctx->vcounted);
@@ -101,10 +121,14 @@ static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool 
 	}
 	if (requeue)
 		lag = tix_lag_bound(one_run(value, tctx->run_avg));
-	else
+	else {
 		lag = tix_wake_lag(one_run(value, 0), wake_slices,
 				   tctx->slept_at ? bpf_ktime_get_ns() - tctx->slept_at : 0,
 				   slice_ns);
+		cap = wake_cap_now(value, dom);
+		if (lag > cap)
+			lag = cap;
+	}
 	tctx->slept_at = 0;
 	if (policy == TIX_POLICY_STRIDE) {
 		key = tix_next_pass(tctx->own, t, lag, tctx->pending);
