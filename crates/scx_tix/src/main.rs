@@ -334,6 +334,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
             prev_kept: 0,
             starve_serves: 0,
             direct: 0,
+            preempt_kicks: 0,
             lost: Default::default(),
             proc_states: 0,
             cgroups: 0,
@@ -526,6 +527,7 @@ fn read_counters(skel: &BpfSkel) -> stats::Counters {
         prev_kept: unsafe { std::ptr::read_volatile(&bss.nr_prev_kept) },
         starve_serves: unsafe { std::ptr::read_volatile(&bss.nr_starve_serves) },
         direct: unsafe { std::ptr::read_volatile(&bss.nr_direct) },
+        preempt_kicks: unsafe { std::ptr::read_volatile(&bss.nr_preempt_kicks) },
         proc_states: unsafe { std::ptr::read_volatile(&bss.nr_proc_states) }.max(0) as u64,
         lost: {
             let l = |i: u32| unsafe { std::ptr::read_volatile(&bss.nr_lost[i as usize]) };

@@ -33,6 +33,8 @@ pub struct Metrics {
     pub starve_serves: u64,
     #[stat(desc = "Runs on an idle CPU found at wake-up (no decision)")]
     pub direct: u64,
+    #[stat(desc = "Wake-ups that kicked a running CPU to decide at once")]
+    pub preempt_kicks: u64,
     #[stat(desc = "Processes with scheduler state")]
     pub proc_states: u64,
     #[stat(desc = "cgroups with the cpu controller")]
@@ -52,6 +54,7 @@ impl Metrics {
             prev_kept: s.prev_kept,
             starve_serves: s.starve_serves,
             direct: s.direct,
+            preempt_kicks: s.preempt_kicks,
             proc_states: s.proc_states,
             cgroups: s.cgroups,
             cgroups_cpu_max: s.cgroups_cpu_max,
@@ -78,6 +81,7 @@ pub struct Counters {
     pub prev_kept: u64,
     pub starve_serves: u64,
     pub direct: u64,
+    pub preempt_kicks: u64,
     pub lost: tix_ctl::Lost,
     pub proc_states: u64,
     pub cgroups: u64,
@@ -234,6 +238,7 @@ mod scx_stats_tests {
             prev_kept: 7,
             starve_serves: 2,
             direct: 3,
+            preempt_kicks: 11,
             lost: Default::default(),
             proc_states: 12,
             cgroups: 4,
@@ -255,8 +260,13 @@ mod scx_stats_tests {
         let m: Metrics = client.request("stats", vec![]).unwrap();
         assert_eq!(m, Metrics::of(&status));
         assert_eq!(
-            (m.policy.as_str(), m.compensation.as_str(), m.decisions),
-            ("stride", "zepp", 40_000)
+            (
+                m.policy.as_str(),
+                m.compensation.as_str(),
+                m.decisions,
+                m.preempt_kicks
+            ),
+            ("stride", "zepp", 40_000, 11)
         );
         shared.lock().unwrap().status.decisions = 40_001;
         let m: Metrics = client.request("stats", vec![]).unwrap();

@@ -201,6 +201,10 @@ pub struct Status {
     pub starve_serves: u64,
     /// Wake-ups placed straight on an idle CPU (no contention, no draw).
     pub direct: u64,
+    /// Wake-ups whose key beat a runner's position at its slice end and
+    /// kicked its CPU to decide now (wake-up preemption).
+    #[serde(default)]
+    pub preempt_kicks: u64,
     /// Entries full tables could not take since attach: threads whose
     /// process has no state entry (it runs at value 1), first wake-ups of a
     /// user with no runnable sum in a cgroup (value 1), tasks and users
@@ -290,6 +294,12 @@ impl Status {
             "counter",
             "Wake-ups placed straight on an idle CPU.",
             &[("", self.direct.to_string())],
+        );
+        metric(
+            "tix_preempt_kicks",
+            "counter",
+            "Wake-ups that kicked a running CPU to decide at once.",
+            &[("", self.preempt_kicks.to_string())],
         );
         let l = self.lost;
         metric(
@@ -840,6 +850,7 @@ mod tests {
             prev_kept: 7,
             starve_serves: 2,
             direct: 3,
+            preempt_kicks: 5,
             lost: Lost {
                 proc_state: 1,
                 ..Lost::default()
@@ -858,6 +869,7 @@ mod tests {
             "tix_slice_seconds 0.0035",
             "tix_decisions_per_second 812.500",
             "tix_decisions_total 40000",
+            "tix_preempt_kicks_total 5",
             "tix_table_full_total{table=\"process_state\"} 1",
             "tix_process_states_max 65536",
             "tix_cgroups 12",

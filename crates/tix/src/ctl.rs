@@ -77,8 +77,8 @@ pub fn status(a: StatusArgs) -> Result<u8> {
             println!("slice_us: {}", s.slice_us);
             println!("decisions_per_sec: {:.0}", s.decisions_per_sec);
             println!(
-                "decisions: {} (prev kept {}, starvation serves {}, direct {})",
-                s.decisions, s.prev_kept, s.starve_serves, s.direct
+                "decisions: {} (prev kept {}, starvation serves {}, direct {}, wake-up kicks {})",
+                s.decisions, s.prev_kept, s.starve_serves, s.direct, s.preempt_kicks
             );
             let l = s.lost;
             println!("process states: {} of {}", s.proc_states, s.max_tasks);
