@@ -387,7 +387,7 @@ pub fn publish(shared: &Arc<Mutex<Shared>>, c: &Counters, rate: f64, policy: Pol
     sh.status.prev_kept = c.prev_kept;
     sh.status.starve_serves = c.starve_serves;
     sh.status.direct = c.direct;
-    sh.status.preempt_kicks = c.preempt_kicks;
+    sh.status.preempt_kicks = Some(c.preempt_kicks);
     sh.status.lost = c.lost;
     sh.status.proc_states = c.proc_states;
     sh.status.cgroups = c.cgroups;

@@ -334,7 +334,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
             prev_kept: 0,
             starve_serves: 0,
             direct: 0,
-            preempt_kicks: 0,
+            preempt_kicks: Some(0),
             lost: Default::default(),
             proc_states: 0,
             cgroups: 0,

@@ -202,9 +202,10 @@ pub struct Status {
     /// Wake-ups placed straight on an idle CPU (no contention, no draw).
     pub direct: u64,
     /// Wake-ups whose key beat a runner's position at its slice end and
-    /// kicked its CPU to decide now (wake-up preemption).
-    #[serde(default)]
-    pub preempt_kicks: u64,
+    /// kicked its CPU to decide now (wake-up preemption); None from a
+    /// daemon that predates the count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt_kicks: Option<u64>,
     /// Entries full tables could not take since attach: threads whose
     /// process has no state entry (it runs at value 1), first wake-ups of a
     /// user with no runnable sum in a cgroup (value 1), tasks and users
@@ -295,12 +296,14 @@ impl Status {
             "Wake-ups placed straight on an idle CPU.",
             &[("", self.direct.to_string())],
         );
-        metric(
-            "tix_preempt_kicks",
-            "counter",
-            "Wake-ups that kicked a running CPU to decide at once.",
-            &[("", self.preempt_kicks.to_string())],
-        );
+        if let Some(k) = self.preempt_kicks {
+            metric(
+                "tix_preempt_kicks",
+                "counter",
+                "Wake-ups that kicked a running CPU to decide at once.",
+                &[("", k.to_string())],
+            );
+        }
         let l = self.lost;
         metric(
             "tix_table_full",
@@ -792,6 +795,9 @@ mod tests {
             r#"{"attached":true,"policy":"lottery","compensation":true,"slice_us":3500,"decisions_per_sec":0.0,"decisions":0,"prev_kept":0,"starve_serves":0,"direct":0}"#,
         )
         .unwrap();
+        // A daemon from before the kick count: not reported, not zero.
+        assert_eq!(s.preempt_kicks, None);
+        assert!(!s.to_openmetrics().contains("tix_preempt_kicks"));
         assert_eq!(s.compensation_name(), "on");
         s.compensation = false;
         assert_eq!(s.compensation_name(), "off");
@@ -850,7 +856,7 @@ mod tests {
             prev_kept: 7,
             starve_serves: 2,
             direct: 3,
-            preempt_kicks: 5,
+            preempt_kicks: Some(5),
             lost: Lost {
                 proc_state: 1,
                 ..Lost::default()

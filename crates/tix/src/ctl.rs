@@ -78,7 +78,12 @@ pub fn status(a: StatusArgs) -> Result<u8> {
             println!("decisions_per_sec: {:.0}", s.decisions_per_sec);
             println!(
                 "decisions: {} (prev kept {}, starvation serves {}, direct {}, wake-up kicks {})",
-                s.decisions, s.prev_kept, s.starve_serves, s.direct, s.preempt_kicks
+                s.decisions,
+                s.prev_kept,
+                s.starve_serves,
+                s.direct,
+                s.preempt_kicks
+                    .map_or("not reported".to_string(), |k| k.to_string())
             );
             let l = s.lost;
             println!("process states: {} of {}", s.proc_states, s.max_tasks);
