@@ -73,13 +73,14 @@
  * end brings, so that decision is taken now, on the waking CPU if it
  * qualifies (see preempt_for), else on the CPU whose runner is furthest
  * ahead. A sync wake-up (WF_SYNC: the waker is about to sleep) kicks
- * nothing; its task waits for the next decision. The runner is charged for what it used (compensation
- * makes a cut slice whole), so this moves service earlier without changing
- * its amount. Comparing with the runner's position so far instead made a
- * task that sleeps briefly after part of a slice wait out every runner's
- * full slice: its compensation then bought almost nothing (a 1 ms burst,
- * 0.2 ms sleep task beside a hog got .167 of the CPU with compensation,
- * .155 without; vm/tests/65-compensation.sh).
+ * nothing; its task waits for the next decision. The runner is charged
+ * for what it used (compensation makes a cut slice whole), so this moves
+ * service earlier without changing its amount. Comparing with the
+ * runner's position so far instead made a task that sleeps briefly after
+ * part of a slice wait out every runner's full slice: its compensation
+ * then bought almost nothing (a 1 ms burst, 0.2 ms sleep task beside a
+ * hog got .167 of the CPU with compensation, .155 without;
+ * vm/tests/65-compensation.sh).
  *
  * Rights (tix_core::cgroup, seed 001 §3.3 currencies, seed 000 §3.2 users).
  * The cgroup v2 tree (cpu controller) is a funding graph: each cgroup is a
@@ -138,9 +139,10 @@
  *  - policy switches while attached convert lazily: queued keys keep the old
  *    policy's meaning until their task is next drawn (within one slice each);
  *  - starvation guard: a DSQ with queued tasks that no dispatch served for
- *    starve_ns (since it last served or was last empty) is served first, so pinned tasks and kthreads cannot stall
- *    whatever the draws (changes the odds only after starve_ns of neglect;
- *    the task served moves the times as if a decision had chosen it);
+ *    starve_ns (since it last served or was last empty) is served first,
+ *    so pinned tasks and kthreads cannot stall whatever the draws (changes
+ *    the odds only after starve_ns of neglect; the task served moves the
+ *    times as if a decision had chosen it);
  *  - an idle CPU found at wake-up runs the task at once (no lottery there;
  *    such runs are not counted as wins);
  *  - a key's lead over T is capped at about starve_ns of service (see
@@ -579,6 +581,16 @@ static u64 shared_key(s32 cpu, bool *found, bool *any)
 	return key;
 }
 
+/*
+ * DSQ dom has gone starve_ns without a serve (or since it was last empty).
+ * Signed: another CPU may stamp it after this one read its clock, and an
+ * unsigned difference then wrapped into a false neglect.
+ */
+static bool neglected(u32 dom, u64 now)
+{
+	return dom < TIX_NR_DOMS && (s64)(now - dom_served[dom]) > (s64)starve_ns;
+}
+
 static bool take(u32 dom, u64 now)
 {
 	if (!scx_bpf_dsq_move_to_local(dom, 0))
@@ -619,12 +631,11 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	kg = shared_key(cpu, &hg, &ag);
 
 	/* Neglected DSQ first: pinned tasks and kthreads never stall. */
-	if (hl && now - dom_served[cdom] > starve_ns && take(cdom, now)) {
+	if (hl && neglected(cdom, now) && take(cdom, now)) {
 		__sync_fetch_and_add(&nr_starve_serves, 1);
 		return;
 	}
-	if (ag && now - dom_served[TIX_GLOBAL_DSQ] > starve_ns &&
-	    take(TIX_GLOBAL_DSQ, now)) {
+	if (ag && neglected(TIX_GLOBAL_DSQ, now) && take(TIX_GLOBAL_DSQ, now)) {
 		__sync_fetch_and_add(&nr_starve_serves, 1);
 		return;
 	}
