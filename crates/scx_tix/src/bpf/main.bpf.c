@@ -514,7 +514,8 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 	/* Neglect (the starvation guard) counts from when a DSQ last served
 	 * or last held nothing: a kthread arriving in its CPU's empty DSQ
 	 * after a quiet second is not neglected, and was served ahead of
-	 * every draw (296 such serves in one hackbench run). */
+	 * every draw (296 such serves over 3 messaging and 2 hackbench runs;
+	 * docs/kernel-results.md). */
 	if (dom < TIX_NR_DOMS && !scx_bpf_dsq_nr_queued(dom))
 		dom_served[dom] = bpf_ktime_get_ns();
 	scx_bpf_dsq_insert_vtime(p, dom, task_slice(p, tctx), key, enq_flags);
@@ -538,9 +539,10 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 	 * its CPU, and its wakee is decided on at that CPU's next decision or
 	 * any other's: kicking a CPU for it (the waker's or a remote one)
 	 * switched tasks 4x as often as scx_wvtime under multi-threaded TCG
-	 * (hackbench 1.5x the default's time; 1.04x without, 23,084 kicks per
-	 * run down to 554; docs/kernel-results.md). RAS: a woken task joins
-	 * the tail and waits (seed 002 §2.5). */
+	 * (hackbench 1.50x the default's time, 1.02x without; 23,084 kicks
+	 * over 3 messaging and 2 hackbench runs, 554 without;
+	 * docs/kernel-results.md). RAS: a woken task joins the tail and
+	 * waits (seed 002 §2.5). */
 	if (!kicked && (enq_flags & SCX_ENQ_WAKEUP) && policy != TIX_POLICY_RAS &&
 	    !tctx->sync_wake)
 		preempt_for(p, tix_sat_add(key, tctx->wake_credit), dom);
