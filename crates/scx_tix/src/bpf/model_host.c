@@ -157,10 +157,13 @@ static u64 draw(int i, int requeue)
 {
 	u64 lag = requeue ? tix_lag_bound(one_run(i, M.run_avg[i]))
 			  : tix_wake_lag(one_run(i, 0), M.wake_slices, M.slept_ns, M.slice_ns), k;
-	u64 vt = M.vt[dom_of(i)];
+	u64 vt = M.vt[dom_of(i)], cap;
 
-	if (!requeue && lag > wake_cap(dom_of(i)))
-		lag = wake_cap(dom_of(i));
+	if (!requeue) {
+		cap = wake_cap(dom_of(i));
+		if (lag > cap)
+			lag = cap;
+	}
 
 	if (M.from_now) {
 		M.own[i] = vt;
