@@ -118,7 +118,7 @@ static u64 one_run(int i, u64 len)
 	return tix_race_cost(1ULL << 16, M.value[i], len, M.slice_ns, M.compensate);
 }
 
-/* main.bpf.c's lead_cap_now: the runnable value, and the CPUs running a
+/* vtime.bpf.h's frame_load: the runnable value, and the CPUs running a
  * task of frame (dom_running). */
 static void frame_load(int frame, u64 *vsum, u64 *serving)
 {
@@ -142,7 +142,7 @@ static u64 lead_cap(int frame)
 	return tix_lead_cap(M.stride, M.starve_ns, M.slice_ns, vsum, serving);
 }
 
-/* main.bpf.c's wake_cap_now (M.wake_frame 0: uncapped, the rule before). */
+/* draw_key's wake cap (M.wake_frame 0: uncapped, the rule before). */
 static u64 wake_cap(int frame)
 {
 	u64 vsum, serving;

@@ -70,21 +70,17 @@ static void frame_load(u64 value, u32 dom, u64 *v, u64 *n)
 	*n = cnt > 0 ? (u64)cnt : 0;
 }
 
+static u64 lead_cap_of(u64 v, u64 n)
+{
+	return tix_lead_cap(policy == TIX_POLICY_STRIDE, starve_ns, slice_ns, v, n);
+}
+
 static u64 lead_cap_now(u64 value, u32 dom)
 {
 	u64 v, n;
 
 	frame_load(value, dom, &v, &n);
-	return tix_lead_cap(policy == TIX_POLICY_STRIDE, starve_ns, slice_ns, v, n);
-}
-
-/* tix_core::vtime::wake_cap: the most wake lag in frame dom now. */
-static u64 wake_cap_now(u64 value, u32 dom)
-{
-	u64 v, n;
-
-	frame_load(value, dom, &v, &n);
-	return tix_wake_cap(policy == TIX_POLICY_STRIDE, slice_ns, v, n);
+	return lead_cap_of(v, n);
 }
 
 /* Count cpu's run in frame dom (TIX_NR_DOMS: cpu runs nothing of ours).
@@ -113,19 +109,22 @@ static void set_serving(u32 c, u32 dom)
 
 static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool requeue)
 {
-	u64 value = value_of(p, tctx), t = vtime_now(dom), lag = 0, cap, key, plain;
+	u64 value = value_of(p, tctx), t = vtime_now(dom), lag = 0, cap, key, plain, v, n;
 
 	if (tctx->vcounted) {
 		__sync_fetch_and_add(&vsum, (s64)value - (s64)tctx->vcounted);
 		tctx->vcounted = value;
 	}
+	/* One snapshot of the frame's load for both caps below. */
+	frame_load(value, dom, &v, &n);
 	if (requeue)
 		lag = tix_lag_bound(one_run(value, tctx->run_avg));
 	else {
 		lag = tix_wake_lag(one_run(value, 0), wake_slices,
 				   tctx->slept_at ? bpf_ktime_get_ns() - tctx->slept_at : 0,
 				   slice_ns);
-		cap = wake_cap_now(value, dom);
+		/* tix_core::vtime::wake_cap: the most wake lag in frame dom now. */
+		cap = tix_wake_cap(policy == TIX_POLICY_STRIDE, slice_ns, v, n);
 		if (lag > cap)
 			lag = cap;
 	}
@@ -144,7 +143,7 @@ static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool 
 	/* RAS keeps the sums above but orders by arrival: the FIFO's tail. */
 	if (policy == TIX_POLICY_RAS)
 		return ras_key();
-	return tix_cap_lead(key, t, lead_cap_now(value, dom));
+	return tix_cap_lead(key, t, lead_cap_of(v, n));
 }
 
 /*
