@@ -72,7 +72,13 @@ measure_shares() {
     sleep "$_secs"
     _after=""
     for _p in "$@"; do _after="$_after $(cpu_ns "$_p" || echo 0)"; done
-    echo "$* |$_before |$_after" | awk -F'|' '{
+    snap_diff "$*" "$_before" "$_after"
+}
+
+# snap_diff "PID..." BEFORE AFTER: from two lists of those pids' CPU times
+# (ns), "PID NS SHARE" per pid, SHARE its part of the summed deltas.
+snap_diff() {
+    echo "$1 |$2|$3" | awk -F'|' '{
         n = split($1, p, " "); split($2, b, " "); split($3, a, " ")
         for (i = 1; i <= n; i++) { d[i] = a[i] - b[i]; s += d[i] }
         for (i = 1; i <= n; i++) printf "%s %.0f %.4f\n", p[i], d[i], (s > 0 ? d[i] / s : 0)

@@ -68,16 +68,6 @@ snap_ns() {
     cat $_f 2>/dev/null | awk '{ printf "%s ", $1 } END { print "" }'
 }
 
-# snap_diff "PID..." BEFORE AFTER: from two snap_ns lines of those pids,
-# "PID NS SHARE" per pid, as lib.sh's measure_shares prints.
-snap_diff() {
-    echo "$1 |$2|$3" | awk -F'|' '{
-        n = split($1, p, " "); split($2, b, " "); split($3, a, " ")
-        for (i = 1; i <= n; i++) { d[i] = a[i] - b[i]; s += d[i] }
-        for (i = 1; i <= n; i++) printf "%s %.0f %.4f\n", p[i], d[i], (s > 0 ? d[i] / s : 0)
-    }'
-}
-
 # measure_snap SECS PID...: like lib.sh's measure_shares ("PID NS SHARE").
 measure_snap() {
     _secs=$1
