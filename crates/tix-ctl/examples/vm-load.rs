@@ -3,10 +3,11 @@
 //!
 //! vm-load leader-exit       a process whose leader thread exits first: one
 //!                           other thread spins until killed
-//! vm-load periodic RUN_US PERIOD_US SECS
-//!                           every PERIOD_US, spin RUN_US of CPU time; print
-//!                           "met N of M" (a period is met when its work is
-//!                           done before the next period starts)
+//! vm-load periodic RUN_US PERIOD_US SECS [pause]
+//!                           every PERIOD_US, spin RUN_US of CPU time (with
+//!                           PAUSE in the loop if asked); print "met N of M"
+//!                           (a period is met when its work is done before
+//!                           the next period starts)
 //! vm-load sleepers PROCS THREADS PERIOD_MS SECS
 //!                           PROCS processes of THREADS threads each; every
 //!                           thread wakes once per PERIOD_MS (phases spread)
@@ -77,17 +78,31 @@ fn main() {
             let run = Duration::from_micros(num(args.get(1)));
             let period = Duration::from_micros(num(args.get(2)));
             let secs = num(args.get(3));
+            let pause = match args.get(4).map(String::as_str) {
+                None => false,
+                Some("pause") => true,
+                Some(other) => {
+                    eprintln!(
+                        "vm-load: periodic takes 'pause' or nothing after SECS, got '{other}'"
+                    );
+                    std::process::exit(2)
+                }
+            };
             let start = Instant::now();
             let (mut met, mut total) = (0u64, 0u64);
             let mut next = start;
             while start.elapsed() < Duration::from_secs(secs) {
                 let c0 = thread_cpu();
-                // No PAUSE (spin_loop) here: under single-threaded TCG it
-                // ends the vCPU's turn, the guest clock runs on through the
-                // other vCPU's turn and bills it to this task, so nearly
-                // every 1 ms burst was billed a whole tick and cut at it
-                // (docs/kernel-results.md, "PAUSE and the deadline task").
-                while thread_cpu() - c0 < run {}
+                // No PAUSE (spin_loop) unless asked: under single-threaded
+                // TCG it ends the vCPU's turn, the guest clock runs on
+                // through the other vCPU's turn and bills it to this task,
+                // so most 1 ms bursts were billed a whole tick and cut at
+                // it (docs/kernel-results.md, "PAUSE and the deadline task").
+                while thread_cpu() - c0 < run {
+                    if pause {
+                        std::hint::spin_loop();
+                    }
+                }
                 next += period;
                 total += 1;
                 let now = Instant::now();
