@@ -8,7 +8,9 @@
 #     of --reps runs, with the measuring thread unpinned and pinned to CPU 0
 #     (-a 0)
 #   - deadlines met by a task that needs 1 ms of CPU every 10 ms (vm-load
-#     periodic) beside the same hogs, unpinned and pinned to CPU 0
+#     periodic, which spins without PAUSE: under single-threaded TCG a
+#     PAUSE hands the vCPU's turn away and its task is billed the wait)
+#     beside the same hogs, unpinned and pinned to CPU 0
 #   - the BPF callbacks' cost: run time per call from the kernel's BPF
 #     statistics (kernel.bpf_stats_enabled, read with bpftool) over all of
 #     the above
