@@ -96,7 +96,7 @@ fn main() {
                 // No PAUSE (spin_loop) unless asked: under single-threaded
                 // TCG it ends the vCPU's turn, the guest clock runs on
                 // through the other vCPU's turn and bills it to this task,
-                // so most 1 ms bursts were billed a whole tick and cut at
+                // so many 1 ms bursts were billed a whole tick and cut at
                 // it (docs/kernel-results.md, "PAUSE and the deadline task").
                 while thread_cpu() - c0 < run {
                     if pause {
