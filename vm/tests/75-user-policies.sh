@@ -15,6 +15,15 @@
 #    for the sum it is divided by.
 #  - lottery: 4 binomial sd of the share over the turns the hogs were
 #    dealt in the window, plus the same 0.005.
+# A host that does not run the vCPU for a while (a busy host under TCG)
+# bills the stall to whichever hog ran. The shell repays such debt (its
+# header), but a stall late in the window is repaid after it and one just
+# before it inside it: either moves a share by at most the stalled time
+# over the hogs' time. The shell counts that time (runs more than a
+# quantum past their turns, and debt forgiven past its cap) from attach
+# to exit, which covers the window; every bound here gets that room,
+# which is ~0 on a quiet host. CI once read stride's 100 at .1869 (.1669
+# due) on a busy host, before the shell repaid more than 64 ms of a stall.
 # GR3's cycles in the trace of turns (the policy's picks, which order the
 # queue): every window of 599 consecutive hog turns (one "cycle" of 305 +
 # 194 + 100 quanta) holds each hog's weight to within 6 dispatches, where
@@ -57,6 +66,13 @@ shares_ok() {
         END { exit (bad || i != n) }'
 }
 
+# stall_room OUT: the stalled time the shell's last counters line reports
+# (stalled + forgiven ms) over the hogs' time in measure_snap's OUT.
+stall_room() {
+    _s=$(tail -n 1 "$U_LOG" | awk '{ for (i = 1; i < NF; i++) if ($i == "stalled" || $i == "forgiven") s += $(i + 1) } END { print s + 0 }')
+    echo "$1" | awk -v s="$_s" '{ t += $2 } END { printf "%.4f\n", (t > 0 ? s * 1e6 / t : 1) }'
+}
+
 # --- bad input: one line, non-zero, nothing attached ---
 out=$(scx_tix_user --policy nope 2>&1); rc=$?
 diag "unknown policy: exit $rc: $out"
@@ -94,6 +110,7 @@ for pol in gr3 wf2q eevdf vtrr srr wfq stride lottery; do
     st=$?
     diag "$pol: shares $(echo "$out" | awk '{ printf "%s ", $3 }')(target $TGT); exit $st; locked $vmlck kB"
     diag "$pol: $(tail -n 1 "$U_LOG" | sed 's/^scx_tix_user: //')"
+    room=$(stall_room "$out")
     # Weights the policy saw, from the trace (pid weight per dispatch).
     seen=$(awk -v a="$A" -v b="$B" -v c="$C" '$1 == a { wa = $2 } $1 == b { wb = $2 } $1 == c { wc = $2 }
         END { print wa + 0, wb + 0, wc + 0 }' /tmp/trace.$pol)
@@ -102,12 +119,12 @@ for pol in gr3 wf2q eevdf vtrr srr wfq stride lottery; do
     if [ "$pol" = lottery ]; then
         n=$(awk -v a="$A" -v b="$B" -v c="$C" '$1 == a || $1 == b || $1 == c { n++ } END { print n + 0 }' /tmp/trace.$pol)
         n=$((n * 8 / 9))
-        tol=$(awk -v s="$(binom_sd 0.5092 "$n")" 'BEGIN { printf "%.4f\n", 4 * s + 0.005 }')
+        tol=$(awk -v s="$(binom_sd 0.5092 "$n")" -v r="$room" 'BEGIN { printf "%.4f\n", 4 * s + 0.005 + r }')
         shares_ok "$out" "$TGT" "$tol" 0
-        check "lottery (user space): shares within 4 sd over ~$n draws + 0.005 = $tol" $?
+        check "lottery (user space): shares within 4 sd over ~$n draws + 0.005 + stalls $room = $tol" $?
     else
-        shares_ok "$out" "$TGT" 0.005
-        check "$pol (user space): shares on one CPU within 1% + 0.005 of $TGT" $?
+        shares_ok "$out" "$TGT" "$(awk -v r="$room" 'BEGIN { print 0.005 + r }')"
+        check "$pol (user space): shares on one CPU within 1% + 0.005 + stalls $room of $TGT" $?
     fi
     if [ "$pol" = gr3 ] || [ "$pol" = lottery ]; then
         spread=$(awk -v a="$A" -v b="$B" -v c="$C" '
@@ -148,11 +165,12 @@ for pol in gr3 eevdf wf2q; do
     out=$(measure_snap 8 "$A" "$B" "$C" "$D")
     stop "$A" "$B" "$C" "$D"
     user_stop
-    diag "$pol 2 CPUs ($bin, attached as $ops): shares $(echo "$out" | awk '{ printf "%s ", $3 }')(water-filled .5 .1667 .1667 .1667)"
-    echo "$out" | awk '
+    room=$(stall_room "$out")
+    diag "$pol 2 CPUs ($bin, attached as $ops): shares $(echo "$out" | awk '{ printf "%s ", $3 }')(water-filled .5 .1667 .1667 .1667); stalls $room"
+    echo "$out" | awk -v r="$room" '
         NR == 1 { a = $3 } NR > 1 { if (lo == "" || $3 < lo) lo = $3; if ($3 > hi) hi = $3 }
-        END { exit !(a >= 0.465 && a <= 0.514 && hi - lo <= 0.05) }'
-    check "$pol (user space, 2 CPUs): the 305 gets its CPU (.465-.514 of the machine); the 100s alike" $?
+        END { exit !(a >= 0.465 - r && a <= 0.514 + r && hi - lo <= 0.05 + 2 * r) }'
+    check "$pol (user space, 2 CPUs): the 305 gets its CPU (.465-.514 of the machine, + stalls); the 100s alike" $?
 done
 
 # --- safety: a dead or stopped backend means ejection, not a hung machine ---
