@@ -134,33 +134,31 @@ static void frame_load(int frame, u64 *vsum, u64 *serving)
 			(*serving)++;
 }
 
+/* vtime.bpf.h's lead_cap_of: the lead cap of a frame's load. */
+static u64 lead_cap_of(u64 vsum, u64 serving)
+{
+	return tix_lead_cap(M.stride, M.starve_ns, M.slice_ns, vsum, serving);
+}
+
 static u64 lead_cap(int frame)
 {
 	u64 vsum, serving;
 
 	frame_load(frame, &vsum, &serving);
-	return tix_lead_cap(M.stride, M.starve_ns, M.slice_ns, vsum, serving);
-}
-
-/* draw_key's wake cap (M.wake_frame 0: uncapped, the rule before). */
-static u64 wake_cap(int frame)
-{
-	u64 vsum, serving;
-
-	if (!M.wake_frame)
-		return ~0ULL;
-	frame_load(frame, &vsum, &serving);
-	return tix_wake_cap(M.stride, M.slice_ns, vsum, serving);
+	return lead_cap_of(vsum, serving);
 }
 
 static u64 draw(int i, int requeue)
 {
 	u64 lag = requeue ? tix_lag_bound(one_run(i, M.run_avg[i]))
 			  : tix_wake_lag(one_run(i, 0), M.wake_slices, M.slept_ns, M.slice_ns), k;
-	u64 vt = M.vt[dom_of(i)], cap;
+	u64 vt = M.vt[dom_of(i)], cap, vsum, serving;
 
-	if (!requeue) {
-		cap = wake_cap(dom_of(i));
+	/* One snapshot of the frame's load for both caps, as draw_key takes. */
+	frame_load(dom_of(i), &vsum, &serving);
+	/* The wake cap; M.wake_frame 0: uncapped, the rule before it. */
+	if (!requeue && M.wake_frame) {
+		cap = tix_wake_cap(M.stride, M.slice_ns, vsum, serving);
 		if (lag > cap)
 			lag = cap;
 	}
@@ -177,7 +175,7 @@ static u64 draw(int i, int requeue)
 	M.pending[i] = 0;
 	if (M.from_now)
 		return k;
-	return tix_cap_lead(k, vt, lead_cap(dom_of(i)));
+	return tix_cap_lead(k, vt, lead_cap_of(vsum, serving));
 }
 
 /*
