@@ -282,7 +282,7 @@ fn hog_among_wakers(stride: bool, capped: bool, seed: u64) -> (f64, u64) {
 #[test]
 fn many_wakers_do_not_hold_back_a_runner() {
     let _g = MODEL.lock().unwrap();
-    // Each waking sleeper may stand two of its own slices below the
+    // Each waking sleeper may stand WAKE_SLICES of its own slices below the
     // virtual time; that time moves only when a decision starts a key
     // above it. Uncapped, the 60 sleepers climbing 20 µs at a time from
     // there held the hog (keyed at the time) back for 60 x 2 slices of
@@ -300,7 +300,7 @@ fn many_wakers_do_not_hold_back_a_runner() {
     let (share, longest) = hog_among_wakers(true, true, 5);
     // Stride is deterministic: the hog's value is half the runnable
     // value, so half the time to within a slice or so over 2 s (.002 per
-    // slice); its wait is at most the cap's 4 slices plus its own.
+    // slice); its wait is at most the cap's WAKE_FRAME_SLICES plus its own.
     assert!((share - 0.5).abs() < 0.01, "stride: hog's share {share}");
     assert!(
         slices(longest) <= (tix_core::vtime::WAKE_FRAME_SLICES + 1) as f64,

@@ -37,7 +37,7 @@
  * slices: an infeasible weight (more than a CPU's worth) then keeps one
  * CPU, which is the water-filled ideal, and owed service is bounded. A
  * waking task may lag T by one of its own slices per slice it slept, up
- * to wake_slices (default 2): a task below its share, sleeping between
+ * to wake_slices (default 4): a task below its share, sleeping between
  * short runs, is then ahead of the runners at its slice end instead of
  * level with them (with no credit it lost that decision about half the
  * time and waited a whole slice); it never gets more than that ahead of

@@ -269,7 +269,7 @@ static inline u64 tix_lag_bound(u64 one_run)
  * own slices (one_slice) per slice it slept, up to slices (at most 64) of
  * them; slices 0 is the seeds' rule, no credit for sleeping. The fraction
  * slept is taken in Q16 first so no product needs 128-bit division. */
-#define TIX_WAKE_SLICES 2ULL
+#define TIX_WAKE_SLICES 4ULL
 #define TIX_WAKE_SLICES_MAX 64ULL
 
 static inline u64 tix_wake_lag(u64 one_slice, u64 slices, u64 slept_ns, u64 slice_ns)
@@ -351,7 +351,7 @@ static inline u64 tix_lead_cap(int stride, u64 starve_ns, u64 slice_ns, u64 vsum
  * which says why): what the frame's time gains in TIX_WAKE_FRAME_SLICES
  * slices, so that many waking tasks together hold a task at the time back
  * by that many slices per serving CPU, not by theirs times their number. */
-#define TIX_WAKE_FRAME_SLICES 4ULL
+#define TIX_WAKE_FRAME_SLICES 16ULL
 
 static inline u64 tix_wake_cap(int stride, u64 slice_ns, u64 vsum, u64 serving)
 {
