@@ -55,8 +55,10 @@ diag "process states with the sleepers: $s1"
 # hogs by measure_fit: two snapshots read 1.1342 once with a release
 # build beside the guest, the hogs' runs made long and late by 10^4
 # waking threads). Bounds: 10% of the ratio (stride's 2% per share,
-# widened for 10^4 waking threads beside), plus 4 SE of the fit (a fit
-# read 1.1304 with QEMU stopped 250 ms every 3 s: vm/host-stall.sh). Then the time per
+# widened for 10^4 waking threads beside), plus 4 SE of the fit, which
+# widens a window a stall bent. Not every stall: with QEMU stopped 250 ms
+# every 3 s (vm/host-stall.sh) a fit read .2838 against .3333 +- .047, a
+# stop before the window repaid inside it. Then the time per
 # change as a client sees it (socket, rules, scheduler table, state file)
 # for fund against lrenice, 20 of each, in this boot.
 tix policy stride >/dev/null

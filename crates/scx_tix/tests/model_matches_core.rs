@@ -286,7 +286,7 @@ fn many_wakers_do_not_hold_back_a_runner() {
     // virtual time; that time moves only when a decision starts a key
     // above it. Uncapped, the 60 sleepers climbing 20 µs at a time from
     // there held the hog (keyed at the time) back for 60 x 2 slices of
-    // their service: its first wait was 0.48 s (stride; lottery alike),
+    // their service (at WAKE_SLICES 2): its first wait was 0.48 s (stride; lottery alike),
     // and it grows with the number of sleepers (10^4 in the VM's storm:
     // past the kernel's watchdog). With wake_cap all queued wakers
     // together stand at most WAKE_FRAME_SLICES slices ahead of it.

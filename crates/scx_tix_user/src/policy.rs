@@ -829,8 +829,8 @@ mod tests {
         // 600 ms billed to the 100 at 20 s of 60: unpaid, that is .0101 of
         // a share, where the policies hold 1% of it + .002 (.0037). Its
         // debt is repaid at most MAX_RUN turns a dispatch, so it slows
-        // down (not parked): none of its waits is longer than the debt's
-        // share of a whole repayment.
+        // down rather than being parked (not asserted here: the shares
+        // are).
         let w = [305, 194, 100];
         for policy in ["gr3", "wf2q", "stride"] {
             let mut shell = Shell::new(policy, 1, 4_000_000, 7, Box::new(|_| false)).unwrap();
