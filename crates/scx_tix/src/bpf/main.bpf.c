@@ -100,9 +100,11 @@
  * one cgroup are insulated from each other (on systemd each user has a
  * slice of their own, where that changes nothing). Active sums are kept
  * in ops.runnable/quiescent and folded up the tree (proc_sync, group_sync,
- * cg_sync); a draw folds in what changed since (tickets, base, nice,
- * cpu.weight, a move) and walks the task's cgroups up to the root
- * (TIX_CG_DEPTH levels at most). cpu.max is counted, not enforced.
+ * cg_sync); a draw folds in what changed in its process since (tickets,
+ * nice, a move), walks the task's currencies and cgroups up to the root
+ * (TIX_CG_DEPTH levels at most) and folds any level it finds stale there
+ * (a base, funding or cpu.weight changed). cpu.max is counted, not
+ * enforced.
  *
  * RAS (--policy ras, seed 002 §2) and write tracing (§1, tix trace): see
  * ras.bpf.h. RAS reuses this machine with one change of order: a queued
@@ -119,8 +121,11 @@
  *    while it stays runnable is folded into the sums at its next draw;
  *    sums move by compare-and-swap on what each level counted, retried a
  *    bounded number of times: a level that loses every retry to other
- *    CPUs keeps a stale amount until its next change; a draw never lets a
- *    sum count less than its own task's part of it (value_of);
+ *    CPUs keeps a stale amount until its next change or the next draw
+ *    of a task below it; a base or funding change reaches the sums at
+ *    the next draw below it, and a draw that finds it values with the
+ *    new funding over the old sums (once); a draw never lets a sum count
+ *    less than its own task's part of it (value_of);
  *  - a process is counted in one (cgroup, user) group: threads of one
  *    process in different cgroups (threaded cgroups) are valued in the
  *    group of the thread that woke it, moving at each draw that differs;
@@ -570,6 +575,16 @@ static u64 shared_key(s32 cpu, bool *found, bool *any)
 
 	*found = false;
 	*any = false;
+	/* The head first: nearly always it may run here, and a peek costs
+	 * less than opening an iterator. */
+	p = __COMPAT_scx_bpf_dsq_peek(TIX_GLOBAL_DSQ);
+	if (!p)
+		return 0;
+	*any = true;
+	if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+		*found = true;
+		return p->scx.dsq_vtime;
+	}
 	bpf_for_each(scx_dsq, p, TIX_GLOBAL_DSQ, 0) {
 		*any = true;
 		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {

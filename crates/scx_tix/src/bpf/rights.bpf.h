@@ -222,14 +222,16 @@ static void group_sync(struct tix_group_key *start)
 }
 
 /* The process's amount (tickets times its runnable threads' mean weight)
- * in its group's sum; true when this CPU changed what is counted, and so
- * owes the walk up the group and the cgroups above. */
-static bool proc_count(struct tix_proc_state *ps, struct tix_group_key *k, u64 tickets)
+ * in its group's sum; true when this CPU's change took the group's sum
+ * across zero, and so owes the walk up the group and the cgroups above:
+ * what a level counts in its parent depends on its own sum only through
+ * whether it is positive. A process waking beside others of its group
+ * (the common case) then walks nothing. */
+static bool proc_count(struct tix_proc_state *ps, struct tix_group *g, u64 tickets)
 {
-	struct tix_group *g = group_get(k);
-	bool changed = false;
+	bool crossed = false;
 	u64 desired, old;
-	s64 ws;
+	s64 ws, before, d;
 	u32 i;
 
 	bpf_for(i, 0, 4) {
@@ -240,20 +242,23 @@ static bool proc_count(struct tix_proc_state *ps, struct tix_group_key *k, u64 t
 		if (old == desired)
 			break;
 		if (__sync_bool_compare_and_swap(&ps->counted, old, desired) && g) {
-			__sync_fetch_and_add(&g->active, (s64)desired - (s64)old);
-			changed = true;
+			d = (s64)desired - (s64)old;
+			before = __sync_fetch_and_add(&g->active, d);
+			if ((before > 0) != (before + d > 0))
+				crossed = true;
 		}
 	}
-	return changed && g;
+	return crossed;
 }
 
-/* proc_count, then the walk. A draw walks even when the amount stands, as
- * a base, funding or cpu.weight changed since is folded in there. */
+/* proc_count, then the walk when the group's sum crossed zero, or always
+ * (a process's last thread leaving). A draw finds other changes on its
+ * own way up (value_of). */
 static void proc_sync(struct tix_proc_state *ps, u64 tickets, bool always)
 {
 	struct tix_group_key k = { .cgid = ps->cgid, .uid = ps->uid, .cur = ps->cur };
 
-	if (proc_count(ps, &k, tickets) || always)
+	if (proc_count(ps, group_get(&k), tickets) || always)
 		group_sync(&k);
 }
 
@@ -328,17 +333,33 @@ static u64 holding(struct task_struct *p, struct task_ctx *tctx, struct tix_grou
 }
 
 /*
+ * A level of the walk disagrees with what its parent's sum counts for it:
+ * its funding (a base, a currency's amount, a cpu.weight) changed since,
+ * its sum crossed zero without the fold reaching it, or (a currency) it
+ * was funded from another parent since. The sync walks fix exactly this.
+ */
+static bool stale(u64 counted, s64 active, u64 fund)
+{
+	return counted != (active > 0 ? fund : 0);
+}
+
+/*
  * p's value in base tickets (tix_core::cgroup::thread_value): its part of
  * its user's currency in its cgroup, then funding / active of each cgroup
- * up to the root's child. Changes since its last draw (tickets, nice,
- * base, cpu.weight, a move) are folded into the sums first.
+ * up to the root's child. Changes to its own process (tickets, nice, a
+ * move) are folded into the sums first; a level found stale on the way up
+ * (a base, funding or cpu.weight changed since) is folded after the walk,
+ * from that level up, and counts from the next draw on. This replaced a
+ * fold walk before every draw, which looked the same levels up twice to
+ * find, nearly always, nothing to fold.
  */
 static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 {
 	u32 tgid = p->tgid, i, parent;
 	u64 tickets, weight, x, nr, ga, below, cur, fund, act, resync = 0;
-	struct tix_group_key k, want;
+	struct tix_group_key k, want, ks;
 	struct tix_proc_state *ps;
+	bool gstale = false, moved, crossed;
 	struct tix_cgroup *c;
 	struct tix_group *g;
 
@@ -356,16 +377,18 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 		__sync_fetch_and_add(&ps->wsum, (s64)weight - (s64)tctx->wcounted);
 		tctx->wcounted = weight;
 	}
-	if (ps->nr_runnable &&
-	    (ps->cgid != want.cgid || ps->uid != want.uid || ps->cur != want.cur))
+	moved = ps->nr_runnable &&
+		(ps->cgid != want.cgid || ps->uid != want.uid || ps->cur != want.cur);
+	if (moved)
 		proc_move(ps, &want, tickets);
-	else
-		proc_sync(ps, tickets, true);
-
 	k.cgid = ps->cgid;
 	k.uid = ps->uid;
 	k.cur = ps->cur;
-	g = bpf_map_lookup_elem(&groups, &k);
+	/* One lookup for the fold and the walk (proc_sync's, with its walk
+	 * after this one's). */
+	g = group_get(&k);
+	crossed = !moved && proc_count(ps, g, tickets);
+	ks = k;
 	if (!g)
 		/* The group table is full: as a process without state. */
 		return 1;
@@ -375,6 +398,8 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 	 * no value exceeds what its funding allows (a user's base, a
 	 * currency's funding, a cgroup's share of its parent). */
 	fund = group_funding(&k, &parent);
+	if (crossed || parent != g->pcur || stale(g->counted, g->active, fund))
+		gstale = true;
 	ga = *(volatile s64 *)&g->active > 0 ? (u64)g->active : 0;
 	below = tix_bpf_process_amount(tickets, weight, nr);
 	x = tix_bpf_group_part(fund, tickets, weight, nr, ga > below ? ga : below);
@@ -388,6 +413,10 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 		if (!g)
 			break;
 		fund = group_funding(&k, &parent);
+		if (!gstale && (parent != g->pcur || stale(g->counted, g->active, fund))) {
+			gstale = true;
+			ks = k;
+		}
 		act = *(volatile s64 *)&g->active > 0 ? (u64)g->active : 0;
 		x = tix_bpf_level(x, fund, act > below ? act : below);
 		below = fund;
@@ -402,13 +431,20 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 		 * funding the user's slice) is folded in after the walk (one
 		 * walk up from the lowest such level; called here, the walk in
 		 * the walk passed the verifier's budget). */
-		if (c->counted && c->counted != fund && !resync)
+		if (!resync && stale(c->counted, c->active, fund))
 			resync = cur;
 		act = *(volatile s64 *)&c->active > 0 ? (u64)c->active : 0;
 		x = tix_bpf_level(x, fund, act > below ? act : below);
 		below = fund;
 		cur = c->parent;
 	}
+	/* One fold walk, from the lowest stale level (the process's group
+	 * when its sum crossed zero; a stale level above that is found by a
+	 * later draw). group_sync ends with the cgroups from the process's
+	 * own up, stopping at the first level that agrees: a stale one above
+	 * it needs its own walk. */
+	if (gstale)
+		group_sync(&ks);
 	if (resync)
 		cg_sync(resync);
 	return tix_value_of_part(x);
