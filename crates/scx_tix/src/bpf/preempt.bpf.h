@@ -61,4 +61,45 @@ static void preempt_for(struct task_struct *p, u64 key, u32 dom)
 	}
 }
 
+/*
+ * A woken p (key, its queue key) whose own CPU (the one it is enqueued on)
+ * runs a task that will stand behind it at its slice end, when nothing
+ * waiting there or in the shared DSQ stands before it and neither DSQ is
+ * neglected: the decision preempt_for's kick would bring can only choose p,
+ * so p goes straight to that CPU's local DSQ with SCX_ENQ_PREEMPT, which
+ * cuts the runner at once. That skips the kick's irq_work and an
+ * ops.dispatch on the wake-up path; the runner is charged and requeued
+ * through ops.stopping and ops.enqueue as at any cut. False: take the
+ * queue and preempt_for. Accepted race: another CPU may go idle between
+ * ops.select_cpu, which found none, and here; p then preempts instead of
+ * taking it.
+ */
+static bool preempt_own_cpu(struct task_struct *p, struct task_ctx *tctx, u64 key,
+			    u32 dom, u64 enq_flags)
+{
+	s32 tc = scx_bpf_task_cpu(p);
+	bool found, any;
+	u64 now, k;
+
+	if (tc < 0 || tc >= TIX_MAX_CPUS || (u32)tc >= nr_cpus)
+		return false;
+	if (dom != TIX_GLOBAL_DSQ && dom != (u32)tc)
+		return false;
+	if (!cpu_value[tc] || !bpf_cpumask_test_cpu(tc, p->cpus_ptr))
+		return false;
+	now = bpf_ktime_get_ns();
+	/* As in preempt_for, the wake credit orders p but does not cut. */
+	if (cpu_position(tc, now) <= tix_sat_add(key, tctx->wake_credit))
+		return false;
+	k = head_key(tc, &found);
+	if (found && (k < key || neglected(tc, now)))
+		return false;
+	k = shared_key(tc, &found, &any);
+	if ((found && k < key) || (any && neglected(TIX_GLOBAL_DSQ, now)))
+		return false;
+	__sync_fetch_and_add(&nr_preempt_kicks, 1);
+	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(p, tctx), enq_flags | SCX_ENQ_PREEMPT);
+	return true;
+}
+
 #endif
