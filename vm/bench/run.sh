@@ -11,6 +11,11 @@
 #     periodic, which spins without PAUSE: under single-threaded TCG a
 #     PAUSE hands the vCPU's turn away and its task is billed the wait)
 #     beside the same hogs, unpinned and pinned to CPU 0
+#   - the scheduler's own part of a wake-up: from the kernel's
+#     sched_waking of cyclictest's thread to its switch-in (perf record -a
+#     of one unpinned run of secs beside the hogs). cyclictest's latency
+#     also counts the timer interrupt's delivery, which under
+#     single-threaded TCG waits for the other vCPU's turn and dominates
 #   - the BPF callbacks' cost: run time per call from the kernel's BPF
 #     statistics (kernel.bpf_stats_enabled, read with bpftool) over all of
 #     the above
@@ -125,8 +130,9 @@ else
     export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 fi
 # Budget per scheduler: messaging and hackbench (~8 s a run under TCG at the
-# defaults), 2 x reps latency runs and 2 deadline runs of secs; plus boot.
-timeout_s=${timeout_s:-$((6 * (reps * (groups * loops / 10 + 2 * secs) + 2 * secs + 30) + 1200))}
+# defaults), 2 x reps latency runs, 2 deadline runs and a traced run of
+# secs (its perf script takes about as long again); plus boot.
+timeout_s=${timeout_s:-$((6 * (reps * (groups * loops / 10 + 2 * secs) + 3 * secs + 60) + 1200))}
 
 target=${CARGO_TARGET_DIR:-$repo/target}
 if [ "$build" = 1 ]; then
@@ -176,6 +182,7 @@ fail() {
     exit 1
 }
 : >"$res"
+: >/tmp/wake-res
 
 # latency LABEL [CYCLICTEST OPTIONS]: "mean p99 samples" of cyclictest's
 # wake-up latency beside B_HOGS unpinned hogs.
@@ -212,6 +219,29 @@ deadlines() {
     echo "$_m" | awk '/^met / { printf "%.3f", $2 / $4 }'
 }
 
+# wake_to_run LABEL: "mean p50 p99 n" (us) of the delay from each
+# sched_waking of cyclictest's thread to its next switch-in, over one
+# unpinned run beside B_HOGS unpinned hogs, traced system-wide by perf.
+wake_to_run() {
+    hogs=""
+    for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
+    perf record -a -q -o /tmp/wake.data -e sched:sched_waking -e sched:sched_switch -- \
+        cyclictest -q -D "$B_SECS" -i 1000 -t 1 >/dev/null 2>&1 || fail "perf record of cyclictest failed under $1"
+    stop $hogs
+    hogs=""
+    # Fields: time: event: trace. A waking names its task in comm=; the
+    # switch-in names it in next_comm=.
+    perf script -i /tmp/wake.data -F time,event,trace 2>/dev/null | awk '
+        { t = $1; sub(":", "", t) }
+        $2 == "sched:sched_waking:" && $3 == "comm=cyclictest" { w = t; next }
+        $2 == "sched:sched_switch:" && w != "" && index($0, "next_comm=cyclictest ") { print (t - w) * 1e6; w = "" }' |
+        sort -n | awk '{ v[NR] = $1; s += $1 }
+            END { if (NR == 0) exit 1; i = int(0.99 * NR); if (i < 0.99 * NR) i++
+                  printf "%.0f %.0f %.0f %d", s / NR, v[int((NR + 1) / 2)], v[i], NR }' ||
+        fail "no wake-ups of cyclictest traced under $1"
+    rm -f /tmp/wake.data
+}
+
 # mean_of CMD...: mean of B_REPS runs of CMD, each printing one number.
 mean_of() {
     _v=""
@@ -234,7 +264,10 @@ bench() {
     du=$(deadlines "$1" env) || exit 1
     dp=$(deadlines "$1" taskset 1) || exit 1
     echo "bench: $1 deadlines met: unpinned $du, pinned to CPU 0 $dp"
+    wr=$(wake_to_run "$1") || exit 1
+    echo "bench: $1 wake-up to run (us, mean/p50/p99/wake-ups): $wr"
     echo "$1 $m $h $lu $lp $du $dp" >>"$res"
+    echo "$1 $wr" >>/tmp/wake-res
 }
 
 [ "$(sched_state)" = disabled ] || fail "a sched_ext scheduler is already attached: $(ops_name)"
@@ -299,6 +332,11 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 awk 'NR == 1 { m0 = $2; h0 = $3; l0 = $4; p0 = $5; lp0 = $7; pp0 = $8 }
      { printf "| %s | %.3f | %.2f | %.3f | %.2f | %.1f | %.2f | %d | %.2f | %.1f | %.2f | %d | %.2f | %.3f | %.3f |\n",
        $1, $2, $2 / m0, $3, $3 / h0, $4, $4 / l0, $5, $5 / p0, $7, $7 / lp0, $8, $8 / pp0, $10, $11 }' "$res"
+echo
+echo "| scheduler | wake-up to run: mean (us) | vs default | p50 | vs default | p99 | vs default | wake-ups |"
+echo "|---|---|---|---|---|---|---|---|"
+awk 'NR == 1 { a = $2; b = $3; c = $4 }
+     { printf "| %s | %d | %.2f | %d | %.2f | %d | %.2f | %d |\n", $1, $2, $2 / a, $3, $3 / b, $4, $4 / c, $5 }' /tmp/wake-res
 echo
 # bpf-costs: label callback run_time_ns run_cnt. One row per callback:
 # ns per call under each scheduler; the last row is all callbacks' time
