@@ -76,9 +76,9 @@
  * it (nothing waiting there or in the shared DSQ stands before it), it is
  * taken in ops.enqueue: the task goes to that CPU's local DSQ with
  * SCX_ENQ_PREEMPT, with no kick and no ops.dispatch (preempt_own_cpu;
- * wake-up to run 0.6x as long under TCG). A sync wake-up (WF_SYNC: the
- * waker is about to sleep) kicks nothing; its task waits for the next
- * decision. The runner is charged
+ * wake-up to run about two thirds as long at the median under TCG). A
+ * sync wake-up (WF_SYNC: the waker is about to sleep) kicks nothing; its
+ * task waits for the next decision. The runner is charged
  * for what it used (compensation makes a cut slice whole), so this moves
  * service earlier without changing its amount. Comparing with the
  * runner's position so far instead made a task that sleeps briefly after
