@@ -300,7 +300,7 @@ impl Status {
             metric(
                 "tix_preempt_kicks",
                 "counter",
-                "Wake-ups that kicked a running CPU to decide at once.",
+                "Wake-ups that cut a running task short to decide at once (a kick, or the woken task preempting its own CPU).",
                 &[("", k.to_string())],
             );
         }

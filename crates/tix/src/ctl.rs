@@ -77,7 +77,7 @@ pub fn status(a: StatusArgs) -> Result<u8> {
             println!("slice_us: {}", s.slice_us);
             println!("decisions_per_sec: {:.0}", s.decisions_per_sec);
             println!(
-                "decisions: {} (prev kept {}, starvation serves {}, direct {}, wake-up kicks {})",
+                "decisions: {} (prev kept {}, starvation serves {}, direct {}, wake-up preemptions {})",
                 s.decisions,
                 s.prev_kept,
                 s.starve_serves,

@@ -187,7 +187,7 @@ u64 nr_decisions;
 u64 nr_prev_kept;
 u64 nr_starve_serves;
 u64 nr_direct;
-u64 nr_preempt_kicks;
+u64 nr_preempt_kicks;	/* wake-up preemptions: kicks (preempt_for) and direct ones (preempt_own_cpu) */
 u64 nr_lost[TIX_NR_LOST];
 s64 nr_proc_states;	/* entries in proc_state, for leak checks and tix status */
 s64 nr_cgroups;		/* entries in cgroups */
