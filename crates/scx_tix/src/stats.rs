@@ -33,7 +33,7 @@ pub struct Metrics {
     pub starve_serves: u64,
     #[stat(desc = "Runs on an idle CPU found at wake-up (no decision)")]
     pub direct: u64,
-    #[stat(desc = "Wake-ups that cut a running task short to decide at once (a kick, or the woken task preempting its own CPU)")]
+    #[stat(desc = "Wake-ups that cut a runner short: kicks and direct preemptions")]
     pub preempt_kicks: u64,
     #[stat(desc = "Processes with scheduler state")]
     pub proc_states: u64,
