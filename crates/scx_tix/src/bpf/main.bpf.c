@@ -561,7 +561,7 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct task_ctx *tctx = lookup_ctx(p);
 	u32 dom = dom_of(p);
-	bool kicked = false;
+	bool kicked = false, may_cut;
 	u64 key;
 	s32 cpu;
 
@@ -591,11 +591,23 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 	tctx->key = key;
 	tctx->dom = dom;
 	tctx->queued = 1;
-	if ((enq_flags & SCX_ENQ_WAKEUP) && policy != TIX_POLICY_RAS && !tctx->sync_wake &&
-	    preempt_own_cpu(p, tctx, key, dom, enq_flags)) {
-		tctx->sync_wake = 0;
+	/* Whether this wake-up may cut a runner short, here or by a kick.
+	 * The wake credit orders the queue but does not by itself cut a
+	 * runner short: counted, it sent an IPI at most wake-ups of pipe and
+	 * socket workers and made perf bench sched messaging 1.25x slower.
+	 * A sync waker (pipe and socket writers) is about to sleep or yield
+	 * its CPU, and its wakee is decided on at that CPU's next decision or
+	 * any other's: kicking a CPU for it (the waker's or a remote one)
+	 * switched tasks 4x as often as scx_wvtime under multi-threaded TCG
+	 * (hackbench 1.50x the default's time, 1.02x without; 23,084 kicks
+	 * over 3 messaging and 2 hackbench runs, 554 without;
+	 * docs/kernel-results.md). RAS: a woken task joins the tail and
+	 * waits (seed 002 §2.5). */
+	may_cut = (enq_flags & SCX_ENQ_WAKEUP) && policy != TIX_POLICY_RAS && !tctx->sync_wake;
+	/* Set by select_cpu for this wake-up only (pinned tasks skip it). */
+	tctx->sync_wake = 0;
+	if (may_cut && preempt_own_cpu(p, tctx, key, dom, enq_flags))
 		return;
-	}
 	/* Neglect (the starvation guard) counts from when a DSQ last served
 	 * or last held nothing: a kthread arriving in its CPU's empty DSQ
 	 * after a quiet second is not neglected, and was served ahead of
@@ -617,22 +629,8 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 			kicked = true;
 		}
 	}
-	/* The wake credit orders the queue but does not by itself cut a
-	 * runner short: counted, it sent an IPI at most wake-ups of pipe and
-	 * socket workers and made perf bench sched messaging 1.25x slower. */
-	/* A sync waker (pipe and socket writers) is about to sleep or yield
-	 * its CPU, and its wakee is decided on at that CPU's next decision or
-	 * any other's: kicking a CPU for it (the waker's or a remote one)
-	 * switched tasks 4x as often as scx_wvtime under multi-threaded TCG
-	 * (hackbench 1.50x the default's time, 1.02x without; 23,084 kicks
-	 * over 3 messaging and 2 hackbench runs, 554 without;
-	 * docs/kernel-results.md). RAS: a woken task joins the tail and
-	 * waits (seed 002 §2.5). */
-	if (!kicked && (enq_flags & SCX_ENQ_WAKEUP) && policy != TIX_POLICY_RAS &&
-	    !tctx->sync_wake)
+	if (!kicked && may_cut)
 		preempt_for(p, tix_sat_add(key, tctx->wake_credit), dom);
-	/* Set by select_cpu for this wake-up only (pinned tasks skip it). */
-	tctx->sync_wake = 0;
 }
 
 static bool take(u32 dom, u64 now)
