@@ -531,6 +531,34 @@ static bool neglected(u32 dom, u64 now)
 	return dom < TIX_NR_DOMS && (s64)(now - dom_served[dom]) > (s64)starve_ns;
 }
 
+/* What waits for a decision on a CPU: its own DSQ's head (local) and the
+ * first shared task it may run (shared). */
+struct waiting {
+	u64 kl, kg;		/* their keys */
+	bool hl, hg;		/* found */
+	bool ag;		/* the shared DSQ holds any task */
+};
+
+static void look(s32 cpu, struct waiting *w)
+{
+	w->kl = head_key(cpu, &w->hl);
+	w->kg = shared_key(cpu, &w->hg, &w->ag);
+}
+
+/*
+ * The DSQ the starvation guard serves first on cpu: its own if neglected
+ * and not empty, else the shared one if so; TIX_NR_DOMS: neither, keys
+ * decide.
+ */
+static u32 starved(s32 cpu, struct waiting *w, u64 now)
+{
+	if (w->hl && neglected(cpu, now))
+		return cpu;
+	if (w->ag && neglected(TIX_GLOBAL_DSQ, now))
+		return TIX_GLOBAL_DSQ;
+	return TIX_NR_DOMS;
+}
+
 #include "preempt.bpf.h"
 
 s32 BPF_STRUCT_OPS(tix_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -644,12 +672,13 @@ static bool take(u32 dom, u64 now)
 
 void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 {
-	u64 now = bpf_ktime_get_ns(), kl = 0, kg = 0, kp = 0;
-	bool hl = false, hg = false, ag = false, hp = false;
+	u64 now = bpf_ktime_get_ns(), kp = 0;
 	struct task_ctx *pctx = NULL;
-	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ;
+	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ, sd;
 	int pick; /* 0 prev, 1 local, 2 shared */
+	struct waiting w;
 	u64 kick = 0, kpc;
+	bool hp = false;
 
 	if (cdom >= TIX_MAX_CPUS)
 		return;
@@ -669,15 +698,12 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		hp = true;
 	}
 
-	kl = head_key(cdom, &hl);
-	kg = shared_key(cpu, &hg, &ag);
-
-	/* Neglected DSQ first: pinned tasks and kthreads never stall. */
-	if (hl && neglected(cdom, now) && take(cdom, now)) {
-		__sync_fetch_and_add(&nr_starve_serves, 1);
-		return;
-	}
-	if (ag && neglected(TIX_GLOBAL_DSQ, now) && take(TIX_GLOBAL_DSQ, now)) {
+	look(cpu, &w);
+	/* Neglected DSQ first: pinned tasks and kthreads never stall. If its
+	 * head left meanwhile (a dequeue), keys decide this time; a shared
+	 * DSQ neglected too is served at the next decision. */
+	sd = starved(cpu, &w, now);
+	if (sd < TIX_NR_DOMS && take(sd, now)) {
 		__sync_fetch_and_add(&nr_starve_serves, 1);
 		return;
 	}
@@ -698,9 +724,9 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	pick = -1;
 	if (hp)
 		pick = 0;
-	if (hl && (pick < 0 || kl < kpc))
+	if (w.hl && (pick < 0 || w.kl < kpc))
 		pick = 1;
-	if (hg && (pick < 0 || kg < (pick == 1 ? kl : kpc)))
+	if (w.hg && (pick < 0 || w.kg < (pick == 1 ? w.kl : kpc)))
 		pick = 2;
 
 	if (pick == 1 && take(cdom, now))
@@ -712,7 +738,7 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		if (take(cdom, now) || take(TIX_GLOBAL_DSQ, now))
 			return;
 	}
-	if (pick < 0 && ag && take(TIX_GLOBAL_DSQ, now))
+	if (pick < 0 && w.ag && take(TIX_GLOBAL_DSQ, now))
 		/* Nothing seen in the scan window: the kernel's first-runnable. */
 		return;
 	if (!hp)

@@ -78,8 +78,8 @@ static bool preempt_own_cpu(struct task_struct *p, struct task_ctx *tctx, u64 ke
 			    u32 dom, u64 enq_flags)
 {
 	s32 tc = scx_bpf_task_cpu(p);
-	bool found, any;
-	u64 now, k;
+	struct waiting w;
+	u64 now;
 
 	if (tc < 0 || tc >= TIX_MAX_CPUS || (u32)tc >= nr_cpus)
 		return false;
@@ -91,11 +91,11 @@ static bool preempt_own_cpu(struct task_struct *p, struct task_ctx *tctx, u64 ke
 	/* As in preempt_for, the wake credit orders p but does not cut. */
 	if (cpu_position(tc, now) <= tix_sat_add(key, tctx->wake_credit))
 		return false;
-	k = head_key(tc, &found);
-	if (found && (k < key || neglected(tc, now)))
+	/* What ops.dispatch on tc would weigh p against (tix_dispatch). */
+	look(tc, &w);
+	if (starved(tc, &w, now) < TIX_NR_DOMS)
 		return false;
-	k = shared_key(tc, &found, &any);
-	if ((found && k < key) || (any && neglected(TIX_GLOBAL_DSQ, now)))
+	if ((w.hl && w.kl < key) || (w.hg && w.kg < key))
 		return false;
 	__sync_fetch_and_add(&nr_preempt_kicks, 1);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(p, tctx), enq_flags | SCX_ENQ_PREEMPT);
