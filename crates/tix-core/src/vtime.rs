@@ -26,6 +26,13 @@
 //! 1-3% at 32). The price is that a task owed that much service catches up
 //! in a burst of at most LAG_SLICES of its own slices.
 //!
+//! A task whose slice ends with nothing waiting that could run on its CPU
+//! may lag by one run only (the kernel's `uncontested_key`): it lost no
+//! decision, so it is owed nothing. With the whole bank, tasks that each
+//! keep a CPU drift apart by their draws (E's random walk) though they get
+//! the same time, and a task woken beside the one left behind loses to it
+//! until it catches up.
+//!
 //! A waking task may lag by `wake_lag`: one of its own slices per slice
 //! it slept, up to WAKE_SLICES by default (0 is the seeds' rule: sleeping
 //! earns no credit), and never more than the frame's time gains in

@@ -36,6 +36,11 @@
  * runnable task's own key may lag its T by TIX_LAG_SLICES of its own
  * slices: an infeasible weight (more than a CPU's worth) then keeps one
  * CPU, which is the water-filled ideal, and owed service is bounded. A
+ * task whose slice ends with nothing waiting that could run on its CPU
+ * lags by one of its runs at most (uncontested_key): it lost no decision,
+ * so it is owed nothing, and tasks that each keep a CPU no longer drift
+ * apart by their draws (a pinned task woken beside the one left behind
+ * waited for it to catch up, up to 87 ms). A
  * waking task may lag T by one of its own slices per slice it slept, up
  * to wake_slices (default 4): a task below its share, sleeping between
  * short runs, is then ahead of the runners at its slice end instead of
@@ -752,6 +757,8 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 				     ras_new_slice(prev, pctx) : slice_ns);
 	__sync_fetch_and_add(&nr_prev_kept, 1);
 	pctx->dom = pdom;
+	if (!w.hl && !w.ag)
+		kp = uncontested_key(pctx, kp, pdom);
 	start_run(prev, pctx, cpu, kp, now);
 }
 

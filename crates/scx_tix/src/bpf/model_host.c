@@ -42,6 +42,7 @@ struct tix_model {
 	u64 wake_slices;
 	u64 slept_ns;
 	int wake_frame;
+	int uncontested;
 };
 
 static struct tix_model M;
@@ -71,6 +72,7 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 	M.wake_slices = TIX_WAKE_SLICES;
 	M.slept_ns = 0;
 	M.wake_frame = 1;
+	M.uncontested = 1;
 }
 
 /* How long every waking task has slept (main.bpf.c measures it). */
@@ -78,6 +80,10 @@ void tix_m_set_slept(u64 ns) { M.slept_ns = ns; }
 
 /* scx_tix --wake-lag: own slices of lag a waking task keeps. */
 void tix_m_set_wake(u64 slices) { M.wake_slices = slices; }
+
+/* 0: an uncontested prev keeps the whole lag bank, the rule before
+ * uncontested_key (for a test's comparison). */
+void tix_m_set_uncontested(int on) { M.uncontested = on; }
 
 /* 0: no wake_cap, the rule before it (for a test's comparison). */
 void tix_m_set_wake_frame(int on) { M.wake_frame = on; }
@@ -237,6 +243,22 @@ static int head_for(int cpu)
 	return best;
 }
 
+/* Any task waiting in cpu's own DSQ or the shared one (main.bpf.c's
+ * w.hl || w.ag: a shared task counts whatever its affinity). */
+static int queued_for(int cpu)
+{
+	int i, d;
+
+	for (i = 0; i < TIX_M_MAX; i++) {
+		if (!M.queued[i])
+			continue;
+		d = dom_of(i);
+		if (d == cpu || d == TIX_M_CPUS)
+			return 1;
+	}
+	return 0;
+}
+
 /* ops.enqueue of a waking task i. */
 void tix_m_wake(int i)
 {
@@ -307,6 +329,14 @@ int tix_m_expire(int cpu, u64 used, u32 rnd)
 	charge(cpu, used);
 	kp = draw(prev, 1);
 	best = head_for(cpu);
+	/* main.bpf.c's uncontested_key: nothing waits that could run here (the
+	 * shared DSQ and cpu's own are empty): one of prev's runs of lag, not
+	 * the bank. */
+	if (M.uncontested && !queued_for(cpu)) {
+		u64 t = M.vt[dom_of(prev)], lag = one_run(prev, M.run_avg[prev]);
+
+		kp = M.stride ? tix_next_pass(kp, t, lag, 0) : tix_next_key(kp, t, lag, 0);
+	}
 	if (best < 0 || kp <= M.key[best]) {
 		start_run(prev, cpu, kp, rnd, 1);
 		return prev;

@@ -147,6 +147,29 @@ static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool 
 }
 
 /*
+ * prev's next key when its slice ended with nothing waiting that could run
+ * on its CPU: no decision was made, so the key may lag the frame's time by
+ * one of its runs, not by the bank of TIX_LAG_SLICES. Why: tasks that each
+ * keep a CPU uncontested (2 hogs on 2 CPUs) draw E apart in a random walk
+ * though they get the same CPU time; one fell ~16 of its slices behind a
+ * task woken on its CPU (keyed near the time), which then lost every
+ * decision there for up to 87 ms (pinned 1 ms-every-10 ms task,
+ * multi-threaded TCG, sched_switch and key traces). The bank is for tasks
+ * that lose decisions (an infeasible weight beside others waiting); here
+ * none is lost, so none is owed.
+ */
+static u64 uncontested_key(struct task_ctx *tctx, u64 key, u32 dom)
+{
+	u64 t = vtime_now(dom), lag = one_run(tctx->value, tctx->run_avg);
+
+	if (policy == TIX_POLICY_RAS)
+		return key;
+	if (policy == TIX_POLICY_STRIDE)
+		return tix_next_pass(key, t, lag, 0);
+	return tix_next_key(key, t, lag, 0);
+}
+
+/*
  * A key drawn in one frame, kept while its task moves to another DSQ
  * (affinity change while waiting): held within the new frame's lag and lead
  * cap. Frames' times drift apart (a CPU of light tasks runs its time fast);
