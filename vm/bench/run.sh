@@ -207,10 +207,11 @@ latency() {
               printf "%.1f %d %d", s / NR, v[i], NR }' || fail "no cyclictest samples ($*) under $_l"
 }
 
-# deadlines LABEL [taskset MASK]: "fraction missed" of the 10 ms periods
-# in which a task got its 1 ms of CPU, beside B_HOGS unpinned hogs, pooled
-# over B_REPS runs: a miss is rare (0-3 in 1,000 periods), and one run's
-# count alone cannot tell two schedulers apart.
+# deadlines LABEL [taskset MASK]: "FRACTION MISSED": the fraction of 10 ms
+# periods in which a task got its 1 ms of CPU and the count of those it did
+# not, beside B_HOGS unpinned hogs, pooled over B_REPS runs: a miss is rare
+# (0-3 in 1,000 periods), and one run's count alone cannot tell two
+# schedulers apart.
 deadlines() {
     _l=$1
     shift
@@ -222,7 +223,7 @@ deadlines() {
         _m=$("$@" vm-load periodic 1000 10000 "$B_SECS" 2>&1) || fail "vm-load periodic failed under $_l: $_m"
         stop $hogs
         hogs=""
-        # "met M of N periods ..."
+        # vm-load prints "met M of N".
         _x=$(echo "$_m" | awk '/^met / { print $2, $4 }')
         [ -n "$_x" ] || fail "vm-load periodic printed no 'met' line under $_l: $_m"
         _met=$((_met + ${_x% *}))
