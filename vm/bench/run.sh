@@ -31,12 +31,21 @@
 # currencies and cgroups), as row scx_tix@REV-lottery; --scheds picks the
 # rows measured (default: all but the peer, which --peer adds).
 #
+# --rounds K repeats the whole cycle (default, then each of --scheds) K
+# times in the boot and pools every measurement over the rounds, so that a
+# rare event (a missed deadline) is counted often enough to compare, and a
+# host that slows during the boot weighs on every row alike. --measure
+# picks the measurements (throughput: messaging and hackbench; latency:
+# cyclictest; deadlines; wake: the traced wake-up to run); the BPF costs
+# come with any of them.
+#
 # usage: vm/bench/run.sh [--cpus N] [--reps R] [--secs S] [--hogs H] [--groups G]
-#                        [--loops L] [--no-build] [--timeout SECS]
+#                        [--loops L] [--rounds K] [--no-build] [--timeout SECS]
 #                        [--scheds "lottery stride wvtime user-gr3 user-stride"] [--peer REV]
+#                        [--measure "throughput latency deadlines wake"]
 #                        [--accel single|multi]
 #   defaults: --cpus 2 --reps 3 --secs 10 --hogs <cpus> --groups 2 --loops 50
-#   --accel single
+#   --rounds 1 --measure "throughput latency deadlines wake" --accel single
 # TCG timings are slow and noisy: compare only rows of one run.
 # --accel: QEMU's TCG with one host thread for all vCPUs (single, the
 # default) or one per vCPU (multi). Single emulates the vCPUs in turns, and
@@ -58,6 +67,8 @@ loops=50
 build=1
 timeout_s=""
 scheds="lottery stride wvtime user-gr3 user-stride"
+measure="throughput latency deadlines wake"
+rounds=1
 peer=""
 accel=""
 cmdline="vm/bench/run.sh $*"
@@ -70,7 +81,7 @@ num() {
 }
 while [ $# -gt 0 ]; do
     case "$1" in
-        --cpus | --reps | --secs | --hogs | --groups | --loops | --timeout)
+        --cpus | --reps | --secs | --hogs | --groups | --loops | --rounds | --timeout)
             [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
             num "$1" "$2"
             case "$1" in
@@ -80,6 +91,7 @@ while [ $# -gt 0 ]; do
                 --hogs) hogs=$2 ;;
                 --groups) groups=$2 ;;
                 --loops) loops=$2 ;;
+                --rounds) rounds=$2 ;;
                 --timeout) timeout_s=$2 ;;
             esac
             shift 2
@@ -95,6 +107,19 @@ while [ $# -gt 0 ]; do
                 exit 2
                 ;;
             esac
+            shift 2
+            ;;
+        --measure)
+            [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
+            [ -n "$2" ] || { echo "bench: --measure needs at least one of: throughput latency deadlines wake" >&2; exit 2; }
+            for x in $2; do
+                case " throughput latency deadlines wake " in *" $x "*) ;; *)
+                    echo "bench: unknown measurement '$x' in --measure (throughput latency deadlines wake)" >&2
+                    exit 2
+                    ;;
+                esac
+            done
+            measure=$2
             shift 2
             ;;
         --scheds | --peer)
@@ -130,10 +155,20 @@ if [ -n "$accel" ]; then
 else
     export TIX_VM_ACCEL=${TIX_VM_ACCEL:-tcg,thread=single}
 fi
-# Budget per scheduler: messaging and hackbench (~8 s a run under TCG at the
-# defaults), 2 x reps latency runs, 2 x reps deadline runs and a traced
-# run of secs (its perf script takes about as long again); plus boot.
-timeout_s=${timeout_s:-$((6 * (reps * (groups * loops / 10 + 4 * secs) + secs + 60) + 1200))}
+# Budget per scheduler and round: an attach (60 s), messaging and hackbench
+# (~8 s a run under TCG at the defaults), 2 x reps latency runs, 2 x reps
+# deadline runs and a traced run of secs (its perf script takes about as
+# long again), each if measured; half as much again for a slow host; plus
+# boot.
+per=60
+case " $measure " in *" throughput "*) per=$((per + reps * groups * loops / 10)) ;; esac
+case " $measure " in *" latency "*) per=$((per + 2 * reps * secs)) ;; esac
+case " $measure " in *" deadlines "*) per=$((per + 2 * reps * secs)) ;; esac
+case " $measure " in *" wake "*) per=$((per + 2 * secs)) ;; esac
+nsched=1
+for x in $scheds; do nsched=$((nsched + 1)); done
+[ -z "$peer" ] || nsched=$((nsched + 1))
+timeout_s=${timeout_s:-$((3 * rounds * nsched * per / 2 + 1200))}
 
 target=${CARGO_TARGET_DIR:-$repo/target}
 if [ "$build" = 1 ]; then
@@ -165,199 +200,272 @@ read -r -d '' guest <<'GUEST' || true
 set -u
 . "$TIX_LIB"
 log=/tmp/scx_tix-bench.log
-res=/tmp/bench-results
+# Raw measurements per scheduler label, pooled over every round: one
+# folder per label, one file per measurement (run times, latency samples,
+# "met all" per deadline run, wake-up delays).
+raw=/tmp/bench-raw
 daemon=""
 hogs=""
+# To stderr: a measurement's output is captured by $(...), and a message
+# there would be lost with the subshell.
 fail() {
-    echo "bench: error: $*"
-    if [ -n "$daemon" ]; then
-        if kill -0 "$daemon" 2>/dev/null; then echo "bench: scx_tix (pid $daemon) is still running"; else
-            wait "$daemon"
-            echo "bench: scx_tix exited with status $?"
+    {
+        echo "bench: error: $*"
+        if [ -n "$daemon" ]; then
+            if kill -0 "$daemon" 2>/dev/null; then echo "bench: scx_tix (pid $daemon) is still running"; else
+                wait "$daemon"
+                echo "bench: scx_tix exited with status $?"
+            fi
         fi
-    fi
-    if [ -s "$log" ]; then echo "bench: scx_tix output (last 20 lines):"; tail -n 20 "$log"; fi
-    if [ -s "$res" ]; then echo "bench: measured before the error (label, messaging s, wake-up mean/p99 us, samples):"; sed 's/^/bench:   /' "$res"; fi
+        if [ -s "$log" ]; then echo "bench: scx_tix output (last 20 lines):"; tail -n 20 "$log"; fi
+    } >&2
     [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null
     stop $hogs
     exit 1
 }
-: >"$res"
-: >/tmp/wake-res
+rm -rf "$raw"
+mkdir -p "$raw"
+: >/tmp/labels
+measures() { case " $B_MEASURE " in *" $1 "*) return 0 ;; esac; return 1; }
+start_hogs() {
+    hogs=""
+    for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
+}
+stop_hogs() {
+    stop $hogs
+    hogs=""
+}
 
-# latency LABEL [CYCLICTEST OPTIONS]: "mean p99 samples" of cyclictest's
-# wake-up latency beside B_HOGS unpinned hogs.
+# Summaries of a raw file (stdin): "mean p99 n" of latency samples; "mean
+# p50 p99 n" of wake-up delays; "FRACTION MISSED" of deadline runs; the
+# mean of run times.
+lat_stats() {
+    sort -n | awk '{ v[NR] = $1; s += $1 }
+        END { if (NR == 0) exit 1; i = int(0.99 * NR); if (i < 0.99 * NR) i++
+              printf "%.1f %d %d", s / NR, v[i], NR }'
+}
+wake_stats() {
+    sort -n | awk '{ v[NR] = $1; s += $1 }
+        END { if (NR == 0) exit 1; i = int(0.99 * NR); if (i < 0.99 * NR) i++
+              printf "%.0f %.0f %.0f %d", s / NR, v[int((NR + 1) / 2)], v[i], NR }'
+}
+met_stats() { awk '{ m += $1; n += $2 } END { if (n == 0) exit 1; printf "%.4f %d", m / n, n - m }'; }
+mean_stats() { awk '{ s += $1 } END { if (NR == 0) exit 1; printf "%.3f", s / NR }'; }
+
+# latency LABEL FILE [CYCLICTEST OPTIONS]: cyclictest's wake-up latency
+# beside B_HOGS unpinned hogs, B_REPS runs, samples appended to FILE;
+# prints this round's "mean p99 samples".
 latency() {
     _l=$1
-    shift
+    _f=$2
+    shift 2
     : >/tmp/cyclictest.all
     # --reps runs, samples pooled: one run's p99 moved by 1.5x between boots.
     for r in $(seq "$B_REPS"); do
-        hogs=""
-        for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
+        start_hogs
         # No -p: the measuring thread stays SCHED_OTHER, so sched_ext schedules it.
         cyclictest -q -D "$B_SECS" -i 1000 -t 1 -v "$@" >/tmp/cyclictest.out 2>&1 || fail "cyclictest $* failed under $_l"
-        stop $hogs
-        hogs=""
+        stop_hogs
         awk 'NF == 3 && $1 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyclictest.out >>/tmp/cyclictest.all
     done
-    sort -n /tmp/cyclictest.all | awk '
-        { v[NR] = $1; s += $1 }
-        END { if (NR == 0) exit 1; i = int(0.99 * NR); if (i < 0.99 * NR) i++
-              printf "%.1f %d %d", s / NR, v[i], NR }' || fail "no cyclictest samples ($*) under $_l"
+    cat /tmp/cyclictest.all >>"$_f"
+    lat_stats </tmp/cyclictest.all || fail "no cyclictest samples ($*) under $_l"
 }
 
-# deadlines LABEL [taskset MASK]: "FRACTION MISSED": the fraction of 10 ms
-# periods in which a task got its 1 ms of CPU and the count of those it did
-# not, beside B_HOGS unpinned hogs, pooled over B_REPS runs: a miss is rare
-# (0-3 in 1,000 periods), and one run's count alone cannot tell two
-# schedulers apart.
+# deadlines LABEL FILE [taskset MASK]: a task that needs 1 ms of CPU every
+# 10 ms beside B_HOGS unpinned hogs, B_REPS runs, each run's "met periods"
+# appended to FILE; prints this round's "FRACTION MISSED" (the fraction of
+# periods met, the count missed). Pooled because a miss is rare (0-3 in
+# 1,000 periods), and one run's count alone cannot tell two schedulers
+# apart.
 deadlines() {
     _l=$1
-    shift
-    _met=0
-    _all=0
+    _f=$2
+    shift 2
+    : >/tmp/deadlines.round
     for r in $(seq "$B_REPS"); do
-        hogs=""
-        for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
+        start_hogs
         _m=$("$@" vm-load periodic 1000 10000 "$B_SECS" 2>&1) || fail "vm-load periodic failed under $_l: $_m"
-        stop $hogs
-        hogs=""
+        stop_hogs
         # vm-load prints "met M of N".
         _x=$(echo "$_m" | awk '/^met / { print $2, $4 }')
         [ -n "$_x" ] || fail "vm-load periodic printed no 'met' line under $_l: $_m"
-        _met=$((_met + ${_x% *}))
-        _all=$((_all + ${_x#* }))
+        echo "$_x" >>/tmp/deadlines.round
     done
-    awk -v m="$_met" -v n="$_all" 'BEGIN { printf "%.4f %d", m / n, n - m }'
+    cat /tmp/deadlines.round >>"$_f"
+    met_stats </tmp/deadlines.round
 }
 
-# wake_to_run LABEL: "mean p50 p99 n" (us) of the delay from each
-# sched_waking of cyclictest's thread to its next switch-in, over one
-# unpinned run beside B_HOGS unpinned hogs, traced system-wide by perf.
+# wake_to_run LABEL FILE: the delay (us) from each sched_waking of
+# cyclictest's thread to its next switch-in, over one unpinned run beside
+# B_HOGS unpinned hogs, traced system-wide by perf; appended to FILE;
+# prints this round's "mean p50 p99 n".
 wake_to_run() {
-    hogs=""
-    for i in $(seq "$B_HOGS"); do hogs="$hogs $(hog any)"; done
+    start_hogs
     perf record -a -q -o /tmp/wake.data -e sched:sched_waking -e sched:sched_switch -- \
         cyclictest -q -D "$B_SECS" -i 1000 -t 1 >/dev/null 2>&1 || fail "perf record of cyclictest failed under $1"
-    stop $hogs
-    hogs=""
+    stop_hogs
     # Fields: time: event: trace. A waking names its task in comm=; the
     # switch-in names it in next_comm=.
     perf script -i /tmp/wake.data -F time,event,trace 2>/dev/null | awk '
         { t = $1; sub(":", "", t) }
         $2 == "sched:sched_waking:" && $3 == "comm=cyclictest" { w = t; next }
-        $2 == "sched:sched_switch:" && w != "" && index($0, "next_comm=cyclictest ") { print (t - w) * 1e6; w = "" }' |
-        sort -n | awk '{ v[NR] = $1; s += $1 }
-            END { if (NR == 0) exit 1; i = int(0.99 * NR); if (i < 0.99 * NR) i++
-                  printf "%.0f %.0f %.0f %d", s / NR, v[int((NR + 1) / 2)], v[i], NR }' ||
-        fail "no wake-ups of cyclictest traced under $1"
+        $2 == "sched:sched_switch:" && w != "" && index($0, "next_comm=cyclictest ") { print (t - w) * 1e6; w = "" }' \
+        >/tmp/wake.round
     rm -f /tmp/wake.data
+    cat /tmp/wake.round >>"$2"
+    wake_stats </tmp/wake.round || fail "no wake-ups of cyclictest traced under $1"
 }
 
-# mean_of CMD...: mean of B_REPS runs of CMD, each printing one number.
+# mean_of FILE CMD...: B_REPS runs of CMD, each printing one number,
+# appended to FILE; prints this round's mean.
 mean_of() {
-    _v=""
-    for r in $(seq "$B_REPS"); do _v="$_v $("$@")"; done
-    echo "$_v" | awk '{ for (i = 1; i <= NF; i++) s += $i; printf "%.3f", s / NF }'
+    _f=$1
+    shift
+    : >/tmp/runs.round
+    for r in $(seq "$B_REPS"); do
+        _x=$("$@")
+        [ -n "$_x" ] || return 1
+        echo "$_x" >>/tmp/runs.round
+    done
+    cat /tmp/runs.round >>"$_f"
+    mean_stats </tmp/runs.round
 }
 messaging_s() { perf bench sched messaging -g "$B_GROUPS" -l "$B_LOOPS" 2>&1 | awk '/Total time/ { print $3 }'; }
 hackbench_s() { hackbench -g "$B_GROUPS" -l "$((B_LOOPS * 10))" 2>&1 | awk '/^Time:/ { print $2 }'; }
 
-# bench LABEL: every measurement under whatever is attached now.
+# bench LABEL: the measurements of --measure under whatever is attached
+# now, this round's figures printed, the raw data kept for the tables.
 bench() {
-    m=$(mean_of messaging_s)
-    [ -n "$m" ] || fail "perf bench sched messaging failed under $1"
-    h=$(mean_of hackbench_s)
-    [ -n "$h" ] || fail "hackbench failed under $1"
-    echo "bench: $1 messaging $m s, hackbench $h s"
-    lu=$(latency "$1") || exit 1
-    lp=$(latency "$1" -a 0) || exit 1
-    echo "bench: $1 wake-up latency mean/p99/samples: unpinned $lu, pinned to CPU 0 $lp"
-    du=$(deadlines "$1" env) || exit 1
-    dp=$(deadlines "$1" taskset 1) || exit 1
-    echo "bench: $1 deadlines met/missed: unpinned $du, pinned to CPU 0 $dp"
-    wr=$(wake_to_run "$1") || exit 1
-    echo "bench: $1 wake-up to run (us, mean/p50/p99/wake-ups): $wr"
-    echo "$1 $m $h $lu $lp $du $dp" >>"$res"
-    echo "$1 $wr" >>/tmp/wake-res
+    _d=$raw/$1
+    if [ ! -d "$_d" ]; then
+        mkdir -p "$_d"
+        echo "$1" >>/tmp/labels
+    fi
+    if measures throughput; then
+        m=$(mean_of "$_d/msg" messaging_s) || fail "perf bench sched messaging failed under $1"
+        h=$(mean_of "$_d/hack" hackbench_s) || fail "hackbench failed under $1"
+        echo "bench: $1 messaging $m s, hackbench $h s"
+    fi
+    if measures latency; then
+        lu=$(latency "$1" "$_d/lu") || exit 1
+        lp=$(latency "$1" "$_d/lp" -a 0) || exit 1
+        echo "bench: $1 wake-up latency mean/p99/samples: unpinned $lu, pinned to CPU 0 $lp"
+    fi
+    if measures deadlines; then
+        du=$(deadlines "$1" "$_d/du" env) || exit 1
+        dp=$(deadlines "$1" "$_d/dp" taskset 1) || exit 1
+        echo "bench: $1 deadlines met/missed: unpinned $du, pinned to CPU 0 $dp"
+    fi
+    if measures wake; then
+        wr=$(wake_to_run "$1" "$_d/wr") || exit 1
+        echo "bench: $1 wake-up to run (us, mean/p50/p99/wake-ups): $wr"
+    fi
 }
 
 [ "$(sched_state)" = disabled ] || fail "a sched_ext scheduler is already attached: $(ops_name)"
-echo "bench: $(nproc) CPUs, kernel $(uname -r); default scheduler"
-bench default
+echo "bench: $(nproc) CPUs, kernel $(uname -r); measuring: $B_MEASURE; $B_ROUNDS round(s)"
 echo 1 >/proc/sys/kernel/bpf_stats_enabled || fail "cannot enable kernel.bpf_stats_enabled"
 : >/tmp/bpf-costs
 : >/tmp/user-costs
-for sched in $B_SCHEDS; do
-    if [ "$sched" = peer ]; then
-        label=scx_tix@$B_PEER-lottery
-        # Its own state: the current one's file has fields it predates.
-        scx_tix_peer --policy lottery --fresh --state /tmp/peer-state.json >"$log" 2>&1 &
-    elif [ "$sched" = wvtime ]; then
-        label=scx_wvtime
-        scx_wvtime >"$log" 2>&1 &
-    elif [ "${sched#user-}" != "$sched" ]; then
-        label=scx_tix_user-${sched#user-}
-        scx_tix_user --policy "${sched#user-}" --stats 1 >"$log" 2>&1 &
-    else
-        label=scx_tix-$sched
-        scx_tix --policy "$sched" >"$log" 2>&1 &
-    fi
-    daemon=$!
-    wait_attach "$daemon" 300000 || fail "$label did not attach (waited up to 300 s)"
-    echo "bench: $label attached ($(ops_name))"
-    bench "$label"
-    [ "$(sched_state)" = enabled ] || fail "$label was ejected during the benchmark"
-    # Per program: "label callback run_time_ns run_cnt" (ops.* programs of
-    # this scheduler, still loaded; struct_ops names carry the ops prefix).
-    bpftool prog show 2>/dev/null | awk -v l="$label" '
-        { n = ""; t = ""; c = ""
-          for (i = 1; i < NF; i++) {
-              if ($i == "name") n = $(i + 1)
-              if ($i == "run_time_ns") t = $(i + 1)
-              if ($i == "run_cnt") c = $(i + 1)
-          }
-          if (n ~ /^(tix|wvt|rustland)_/ && c != "") { sub(/^(tix|wvt|rustland)_/, "", n); print l, n, t, c } }' >>/tmp/bpf-costs
-    grep -q "^$label " /tmp/bpf-costs || fail "no BPF statistics for $label (bpftool prog show)"
-    case $sched in
-        lottery | stride | peer)
-            st=$(tix status 2>&1) && echo "$st" | sed 's/^/bench: tix status: /'
-            ;;
-        user-*)
-            # "policy gr3 dispatches N picks N decision N ns/dispatch ...":
-            # the backend's own timing of its decisions.
-            d=$(grep 'decision' "$log" | tail -n 1 | sed 's/.*decision \([0-9]*\) ns.*/\1/')
-            echo "bench: $label: $(grep 'decision' "$log" | tail -n 1)"
-            echo "$label ${d:-0}" >>/tmp/user-costs
-            ;;
-    esac
-    kill -TERM "$daemon"
-    wait "$daemon" 2>/dev/null
-    daemon=""
-    wait_state disabled 2000 || fail "sched_ext still $(sched_state) 2 s after SIGTERM"
+# Rounds interleave the schedulers (default, then each of --scheds, again),
+# so a host that slows down during the boot weighs on every row alike.
+for round in $(seq "$B_ROUNDS"); do
+    echo "bench: round $round of $B_ROUNDS; default scheduler"
+    bench default
+    for sched in $B_SCHEDS; do
+        if [ "$sched" = peer ]; then
+            label=scx_tix@$B_PEER-lottery
+            # Its own state: the current one's file has fields it predates.
+            scx_tix_peer --policy lottery --fresh --state /tmp/peer-state.json >"$log" 2>&1 &
+        elif [ "$sched" = wvtime ]; then
+            label=scx_wvtime
+            scx_wvtime >"$log" 2>&1 &
+        elif [ "${sched#user-}" != "$sched" ]; then
+            label=scx_tix_user-${sched#user-}
+            scx_tix_user --policy "${sched#user-}" --stats 1 >"$log" 2>&1 &
+        else
+            label=scx_tix-$sched
+            scx_tix --policy "$sched" >"$log" 2>&1 &
+        fi
+        daemon=$!
+        wait_attach "$daemon" 300000 || fail "$label did not attach (waited up to 300 s)"
+        echo "bench: $label attached ($(ops_name))"
+        bench "$label"
+        [ "$(sched_state)" = enabled ] || fail "$label was ejected during the benchmark"
+        # Per program: "label callback run_time_ns run_cnt" (ops.* programs of
+        # this scheduler, still loaded; struct_ops names carry the ops prefix).
+        # Each attach loads them afresh: the tables sum over the rounds.
+        bpftool prog show 2>/dev/null | awk -v l="$label" '
+            { n = ""; t = ""; c = ""
+              for (i = 1; i < NF; i++) {
+                  if ($i == "name") n = $(i + 1)
+                  if ($i == "run_time_ns") t = $(i + 1)
+                  if ($i == "run_cnt") c = $(i + 1)
+              }
+              if (n ~ /^(tix|wvt|rustland)_/ && c != "") { sub(/^(tix|wvt|rustland)_/, "", n); print l, n, t, c } }' >>/tmp/bpf-costs
+        grep -q "^$label " /tmp/bpf-costs || fail "no BPF statistics for $label (bpftool prog show)"
+        case $sched in
+            lottery | stride | peer)
+                st=$(tix status 2>&1) && echo "$st" | sed 's/^/bench: tix status: /'
+                ;;
+            user-*)
+                # "policy gr3 dispatches N picks N decision N ns/dispatch ...":
+                # the backend's own timing of its decisions.
+                d=$(grep 'decision' "$log" | tail -n 1 | sed 's/.*decision \([0-9]*\) ns.*/\1/')
+                echo "bench: $label: $(grep 'decision' "$log" | tail -n 1)"
+                echo "$label ${d:-0}" >>/tmp/user-costs
+                ;;
+        esac
+        kill -TERM "$daemon"
+        wait "$daemon" 2>/dev/null
+        daemon=""
+        wait_state disabled 2000 || fail "sched_ext still $(sched_state) 2 s after SIGTERM"
+    done
 done
 
+# One line per label, pooled over the rounds ('-' where not measured):
+# label messaging hackbench | mean p99 n (unpinned) | mean p99 n (pinned) |
+# met missed (unpinned) | met missed (pinned)
+pooled() {
+    _d=$raw/$1
+    printf '%s %s %s %s %s %s %s\n' "$1" \
+        "$(mean_stats <"$_d/msg" 2>/dev/null || echo -)" "$(mean_stats <"$_d/hack" 2>/dev/null || echo -)" \
+        "$(lat_stats <"$_d/lu" 2>/dev/null || echo - - -)" "$(lat_stats <"$_d/lp" 2>/dev/null || echo - - -)" \
+        "$(met_stats <"$_d/du" 2>/dev/null || echo - -)" "$(met_stats <"$_d/dp" 2>/dev/null || echo - -)"
+}
+: >/tmp/bench-results
+: >/tmp/wake-res
+while read -r l; do
+    pooled "$l" >>/tmp/bench-results
+    [ -s "$raw/$l/wr" ] && echo "$l $(wake_stats <"$raw/$l/wr")" >>/tmp/wake-res
+done </tmp/labels
+
 echo
-# res: label messaging hackbench | mean p99 n (unpinned) | mean p99 n (pinned) | met missed (unpinned) | met missed (pinned)
 echo "| scheduler | messaging (s) | vs default | hackbench (s) | vs default | wake-up mean (us) | vs default | p99 (us) | vs default | pinned: mean | vs default | pinned: p99 | vs default | deadlines met (missed), unpinned | pinned |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-awk 'NR == 1 { m0 = $2; h0 = $3; l0 = $4; p0 = $5; lp0 = $7; pp0 = $8 }
-     { printf "| %s | %.3f | %.2f | %.3f | %.2f | %.1f | %.2f | %d | %.2f | %.1f | %.2f | %d | %.2f | %.4f (%d) | %.4f (%d) |\n",
-       $1, $2, $2 / m0, $3, $3 / h0, $4, $4 / l0, $5, $5 / p0, $7, $7 / lp0, $8, $8 / pp0, $10, $11, $12, $13 }' "$res"
+awk 'function v(x, f) { return x == "-" ? "-" : sprintf(f, x) }
+     function r(x, y) { return x == "-" || y == "-" || y == 0 ? "-" : sprintf("%.2f", x / y) }
+     function d(f, x) { return f == "-" ? "-" : sprintf("%.4f (%d)", f, x) }
+     NR == 1 { m0 = $2; h0 = $3; l0 = $4; p0 = $5; lp0 = $7; pp0 = $8 }
+     { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+       $1, v($2, "%.3f"), r($2, m0), v($3, "%.3f"), r($3, h0), v($4, "%.1f"), r($4, l0), v($5, "%d"), r($5, p0),
+       v($7, "%.1f"), r($7, lp0), v($8, "%d"), r($8, pp0), d($10, $11), d($12, $13) }' /tmp/bench-results
+if [ -s /tmp/wake-res ]; then
+    echo
+    echo "| scheduler | wake-up to run: mean (us) | vs default | p50 | vs default | p99 | vs default | wake-ups |"
+    echo "|---|---|---|---|---|---|---|---|"
+    awk 'NR == 1 { a = $2; b = $3; c = $4 }
+         { printf "| %s | %d | %.2f | %d | %.2f | %d | %.2f | %d |\n", $1, $2, $2 / a, $3, $3 / b, $4, $4 / c, $5 }' /tmp/wake-res
+fi
 echo
-echo "| scheduler | wake-up to run: mean (us) | vs default | p50 | vs default | p99 | vs default | wake-ups |"
-echo "|---|---|---|---|---|---|---|---|"
-awk 'NR == 1 { a = $2; b = $3; c = $4 }
-     { printf "| %s | %d | %.2f | %d | %.2f | %d | %.2f | %d |\n", $1, $2, $2 / a, $3, $3 / b, $4, $4 / c, $5 }' /tmp/wake-res
-echo
-# bpf-costs: label callback run_time_ns run_cnt. One row per callback:
-# ns per call under each scheduler; the last row is all callbacks' time
-# over all their calls.
+# bpf-costs: label callback run_time_ns run_cnt, one line per attach. One
+# row per callback: ns per call under each scheduler; the last row is all
+# callbacks' time over all their calls.
 labels=$(awk '!seen[$1]++ { printf "%s%s", (n++ ? " " : ""), $1 }' /tmp/bpf-costs)
 echo "| callback |$(for l in $labels; do printf ' %s ns/call | calls |' "$l"; done)"
 echo "|---|$(for l in $labels; do printf '%s' '---|---|'; done)"
-awk -v labels="$labels" '{ t[$1 " " $2] = $3; c[$1 " " $2] = $4; cb[$2] = 1; T[$1] += $3; C[$1] += $4 }
+awk -v labels="$labels" '{ t[$1 " " $2] += $3; c[$1 " " $2] += $4; cb[$2] = 1; T[$1] += $3; C[$1] += $4 }
      function cell(l, k) { return c[l " " k] > 0 ? sprintf("%.0f | %d", t[l " " k] / c[l " " k], c[l " " k]) : "- | 0" }
      END { n = split(labels, L, " ")
            for (k in cb) { row = "| " k; for (i = 1; i <= n; i++) row = row " | " cell(L[i], k); print row " |" }
@@ -378,15 +486,16 @@ set +e
     --add "$target/release/scx_tix" --add "$target/release/scx_wvtime" --add "$target/release/tix" \
     --add "$target/release/scx_tix_user" \
     --add "$target/release/examples/vm-load" ${peeradd[@]+"${peeradd[@]}"} -- \
-    "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops B_SCHEDS='$scheds' B_PEER=$peer
+    "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops B_SCHEDS='$scheds' B_PEER=$peer B_ROUNDS=$rounds B_MEASURE='$measure'
 $guest"
 rc=$?
 set -e
 if [ "$rc" = 0 ]; then
     echo
-    echo "Benchmarks, one VM boot ($cpus CPUs, QEMU $TIX_VM_ACCEL): perf bench sched messaging -g $groups -l $loops and"
-    echo "hackbench -g $groups -l $((loops * 10)) (mean of $reps each); cyclictest -i 1000 -t 1 (no -p; unpinned and -a 0;"
-    echo "$reps runs of ${secs}s pooled) and vm-load periodic 1000 10000 (unpinned and taskset 1; $reps runs of ${secs}s pooled) beside $hogs unpinned hogs;"
+    echo "Benchmarks, one VM boot ($cpus CPUs, QEMU $TIX_VM_ACCEL), measuring $measure; $rounds round(s) of"
+    echo "the default and each scheduler in turn, pooled: perf bench sched messaging -g $groups -l $loops and"
+    echo "hackbench -g $groups -l $((loops * 10)) (mean of $reps runs a round each); cyclictest -i 1000 -t 1 (no -p; unpinned and -a 0;"
+    echo "$reps runs of ${secs}s a round) and vm-load periodic 1000 10000 (unpinned and taskset 1; $reps runs of ${secs}s a round) beside $hogs unpinned hogs;"
     echo "BPF callbacks' run time per call (kernel.bpf_stats_enabled) over the whole run."
     echo "Command: $cmdline"
     echo
