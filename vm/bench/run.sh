@@ -427,12 +427,14 @@ done
 # One line per label, pooled over the rounds ('-' where not measured):
 # label messaging hackbench | mean p99 n (unpinned) | mean p99 n (pinned) |
 # met missed (unpinned) | met missed (pinned)
+# from FILE SUMMARY DASHES: SUMMARY of FILE, or DASHES if nothing was measured.
+from() { if [ -s "$1" ]; then "$2" <"$1"; else echo "$3"; fi; }
 pooled() {
     _d=$raw/$1
     printf '%s %s %s %s %s %s %s\n' "$1" \
-        "$(mean_stats <"$_d/msg" 2>/dev/null || echo -)" "$(mean_stats <"$_d/hack" 2>/dev/null || echo -)" \
-        "$(lat_stats <"$_d/lu" 2>/dev/null || echo - - -)" "$(lat_stats <"$_d/lp" 2>/dev/null || echo - - -)" \
-        "$(met_stats <"$_d/du" 2>/dev/null || echo - -)" "$(met_stats <"$_d/dp" 2>/dev/null || echo - -)"
+        "$(from "$_d/msg" mean_stats -)" "$(from "$_d/hack" mean_stats -)" \
+        "$(from "$_d/lu" lat_stats "- - -")" "$(from "$_d/lp" lat_stats "- - -")" \
+        "$(from "$_d/du" met_stats "- -")" "$(from "$_d/dp" met_stats "- -")"
 }
 : >/tmp/bench-results
 : >/tmp/wake-res
