@@ -72,13 +72,7 @@ daemon=""
 hogs=""
 fail() {
     echo "demo: error: $*"
-    if [ -n "$daemon" ]; then
-        if kill -0 "$daemon" 2>/dev/null; then echo "demo: scx_tix (pid $daemon) is still running"; else
-            wait "$daemon"
-            echo "demo: scx_tix exited with status $?"
-        fi
-    fi
-    if [ -s "$log" ]; then echo "demo: scx_tix output (last 20 lines):"; tail -n 20 "$log"; fi
+    daemon_report demo "$daemon" "$log"
     [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null
     stop $hogs
     exit 1

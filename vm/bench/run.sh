@@ -72,6 +72,16 @@ rounds=1
 peer=""
 accel=""
 cmdline="vm/bench/run.sh $*"
+# words_in OPTION ALLOWED VALUES: every word of VALUES is one of ALLOWED.
+words_in() {
+    for x in $3; do
+        case " $2 " in *" $x "*) ;; *)
+            echo "bench: $1: unknown '$x' (one of: $2)" >&2
+            exit 2
+            ;;
+        esac
+    done
+}
 num() {
     case "$2" in '' | *[!0-9]* | 0)
         echo "bench: $1 must be a positive integer, got '$2'" >&2
@@ -112,26 +122,14 @@ while [ $# -gt 0 ]; do
         --measure)
             [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
             [ -n "$2" ] || { echo "bench: --measure needs at least one of: throughput latency deadlines wake" >&2; exit 2; }
-            for x in $2; do
-                case " throughput latency deadlines wake " in *" $x "*) ;; *)
-                    echo "bench: unknown measurement '$x' in --measure (throughput latency deadlines wake)" >&2
-                    exit 2
-                    ;;
-                esac
-            done
+            words_in --measure "throughput latency deadlines wake" "$2"
             measure=$2
             shift 2
             ;;
         --scheds | --peer)
             [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
             if [ "$1" = --scheds ]; then
-                for x in $2; do
-                    case " lottery stride wvtime user-gr3 user-stride " in *" $x "*) ;; *)
-                        echo "bench: unknown scheduler '$x' in --scheds (lottery stride wvtime user-gr3 user-stride)" >&2
-                        exit 2
-                        ;;
-                    esac
-                done
+                words_in --scheds "lottery stride wvtime user-gr3 user-stride" "$2"
                 scheds=$2
             else
                 peer=$(git -C "$repo" rev-parse --short=7 --verify -q "$2^{commit}") ||
@@ -211,13 +209,7 @@ hogs=""
 fail() {
     {
         echo "bench: error: $*"
-        if [ -n "$daemon" ]; then
-            if kill -0 "$daemon" 2>/dev/null; then echo "bench: scx_tix (pid $daemon) is still running"; else
-                wait "$daemon"
-                echo "bench: scx_tix exited with status $?"
-            fi
-        fi
-        if [ -s "$log" ]; then echo "bench: scx_tix output (last 20 lines):"; tail -n 20 "$log"; fi
+        daemon_report bench "$daemon" "$log"
     } >&2
     [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null
     stop $hogs

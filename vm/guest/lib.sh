@@ -25,6 +25,19 @@ hog() {
     echo $!
 }
 
+# daemon_report WHO PID LOG: what became of the scheduler loader PID (still
+# running, or its exit status; nothing if PID is empty) and the last 20
+# lines of its LOG, for a script's error path.
+daemon_report() {
+    if [ -n "$2" ]; then
+        if kill -0 "$2" 2>/dev/null; then echo "$1: scx_tix (pid $2) is still running"; else
+            wait "$2"
+            echo "$1: scx_tix exited with status $?"
+        fi
+    fi
+    if [ -s "$3" ]; then echo "$1: scx_tix output (last 20 lines):"; tail -n 20 "$3"; fi
+}
+
 # cpu_ns PID: CPU time of all PID's threads in ns (sum_exec_runtime, /proc/PID/task/*/schedstat).
 cpu_ns() {
     cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { if (NR == 0) exit 1; printf "%.0f\n", s }'
