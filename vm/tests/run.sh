@@ -62,7 +62,9 @@ debadd=()
 
 # The boots, longest first (the order lanes take them in): "KERNEL CPUS
 # PATTERN", KERNEL main or second. Every file on 2 vCPUs in four boots of
-# at most 20 min each (the 3x files alone take ~12 min under TCG); the
+# at most 30 min each (the 3x files alone take ~12 min under TCG on the
+# host of the README, 1,193 s on one that ran guests 2.7x slower, where
+# the 20 min limit before this nearly cut them); the
 # multiprocessor file again on 4 (single-threaded TCG runs 4 vCPUs at a
 # quarter speed each); sched_ext kernels differ from release to release
 # (kfunc names, DSQ semantics), so attach and the multiprocessor checks run
@@ -103,7 +105,7 @@ boot() {
     local env=(TIX_VM_CACHE="$TIX_VM_CACHE")
     [ "$kernel" = second ] && env=(TIX_VM_CACHE="$TIX_VM_CACHE/second" TIX_VM_SUITES=trixie-backports)
     t0=$(date +%s)
-    env "${env[@]}" "$repo/vm/run.sh" --cpus "$cpus" --timeout 1200 \
+    env "${env[@]}" "$repo/vm/run.sh" --cpus "$cpus" --timeout 1800 \
         --add "$target/release/scx_tix:/opt/tix/bin/scx_tix" \
         --add "$target/release/scx_tix_user:/opt/tix/bin/scx_tix_user" \
         --add "$target/release/tix:/opt/tix/bin/tix" \
