@@ -36,6 +36,12 @@ enum tix_consts {
 	TIX_CUR_DEPTH = 8,
 	/* Tasks of the shared queue a CPU examines for one it may run. */
 	TIX_SCAN_MAX = 64,
+	/* The per-task starvation guard (main.bpf.c, aged_serve): tasks of
+	 * a DSQ a CPU examines, how often per starve_ns each CPU looks, and
+	 * the wait, in starve_ns, that makes a task aged. */
+	TIX_AGE_SCAN = 256,
+	TIX_AGE_CHECKS = 8,
+	TIX_AGE_WAITS = 2,
 	/* Processes whose writes are traced at once (tix trace start). */
 	TIX_MAX_TRACED = 1024,
 	/* x86's page-fault error code: the access was a write. */

@@ -157,12 +157,17 @@
  *    starve_ns (since it last served or was last empty) is served first,
  *    so pinned tasks and kthreads cannot stall whatever the draws (changes
  *    the odds only after starve_ns of neglect; the task served moves the
- *    times as if a decision had chosen it);
+ *    times as if a decision had chosen it); and a task that has waited
+ *    TIX_AGE_WAITS x starve_ns in a served DSQ is run by the next CPU
+ *    that looks for one (aged_serve: every starve_ns/TIX_AGE_CHECKS per
+ *    CPU, the last TIX_AGE_SCAN tasks of a DSQ), as a run that decides
+ *    nothing;
  *  - an idle CPU found at wake-up runs the task at once (no lottery there;
  *    such runs are not counted as wins);
  *  - a key's lead over T is capped at about starve_ns of service (see
- *    draw_key): only tasks whose fair wait exceeds that are affected, so no
- *    runnable task waits long enough for the watchdog;
+ *    draw_key): only tasks whose fair wait exceeds that are affected. The
+ *    cap is taken against the load at the draw; a load that grows after
+ *    it stretches the wait, which the per-task guard above then bounds;
  *  - a process that changes owner or cgroup while runnable moves its
  *    amount to the new group at its next draw (value_of, proc_move);
  *  - task_stats is keyed by pid: when the kernel reports a task's exit after
@@ -210,6 +215,8 @@ u64 cpu_value[TIX_MAX_CPUS];
 u64 cpu_start[TIX_MAX_CPUS];
 /* The key of the woken task a kick of this CPU was for (0: none). */
 u64 cpu_kick_key[TIX_MAX_CPUS];
+/* When each CPU last looked for a task waiting past starve_ns (aged_serve). */
+u64 cpu_aged_at[TIX_MAX_CPUS];
 
 /* CPUs running a task of each frame, for the lead cap; cpu_dom[c] is the
  * frame c's record counts in, plus one (0: none). */
@@ -236,6 +243,7 @@ struct task_ctx {
 	u32 sync_wake;		/* woken by a task about to sleep (WF_SYNC) */
 	u64 wake_credit;	/* how far its wake lag moved its key back */
 	u64 slept_at;		/* when it last went to sleep (0: not asleep) */
+	u64 queued_at;		/* when it began waiting in a DSQ */
 	u64 cgid;		/* its cgroup (cpu controller) */
 	u64 wcounted;		/* nice weight counted in its process (0: none) */
 	u64 ras_counted;	/* its writes counted in ras_sum (ras.bpf.h) */
@@ -564,6 +572,98 @@ static u32 starved(s32 cpu, struct waiting *w, u64 now)
 	return TIX_NR_DOMS;
 }
 
+/*
+ * The per-task guard. starved() serves a neglected DSQ's head, but a DSQ
+ * that is served can still hold one task back for good: behind a stream
+ * of smaller keys (fork children and wakers keyed at or below T) its own
+ * key, capped at draw time against the load of that moment, waits for a
+ * T that moves slowly once the load grows (a nice-5 kthread preempted
+ * inside an RCU read-side section waited 21 s under stress-ng, and the
+ * kernel's RCU stall check ejected the scheduler). Every
+ * starve_ns/TIX_AGE_CHECKS each CPU looks at the last TIX_AGE_SCAN tasks
+ * (the largest keys) of its own DSQ and of the shared one for the task
+ * that has waited longest, if over TIX_AGE_WAITS x starve_ns, that it may
+ * run, and runs it as a run without a decision (like an idle CPU's at
+ * wake-up: it moves no T and counts no win), so no runnable task waits
+ * much past that. Twice starve_ns: the lead cap holds a task of a tiny
+ * share about starve_ns by design, and the guard is for the waits the
+ * cap failed to bound (at starve_ns it served 531 tasks in 60 s of
+ * stress-ng on 2 vCPUs). The longest waiter, not the first found: when
+ * many look aged (a guest the host stalls), the order they waited in,
+ * not their keys, decides. Named
+ * approximation: a task with more than TIX_AGE_SCAN larger keys behind it
+ * is not seen until they leave; it still has its key's turn and the lead
+ * cap.
+ */
+/* Per-CPU scratch of aged_move, kept in memory: the verifier does not
+ * track it, where a count in a register it tracks pass by pass (with one,
+ * the program had not attached after 3 min under TCG). */
+struct age_scan {
+	u64 best_at;	/* queued_at of the longest waiter seen */
+	u32 seen;
+	s32 best_pid;
+};
+struct age_scan age_scans[TIX_MAX_CPUS];
+
+static bool aged_move(s32 cpu, u64 dsq, u64 now)
+{
+	struct age_scan *a = ARRAY_ELEM_PTR(age_scans, cpu, TIX_MAX_CPUS);
+	struct task_struct *p;
+	struct task_ctx *tctx;
+
+	if (!a)
+		return false;
+	a->seen = 0;
+	a->best_pid = 0;
+	a->best_at = now - TIX_AGE_WAITS * starve_ns;
+	/* From the tail: a task held back has one of the largest keys (the
+	 * tasks that pass it are keyed at or below T), and those at the head
+	 * are served next anyway. */
+	bpf_for_each(scx_dsq, p, dsq, SCX_DSQ_ITER_REV) {
+		if (++a->seen > TIX_AGE_SCAN)
+			break;
+		tctx = lookup_ctx(p);
+		if (tctx && (s64)(a->best_at - tctx->queued_at) > 0 &&
+		    bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+			a->best_at = tctx->queued_at;
+			a->best_pid = p->pid;
+		}
+	}
+	if (!a->best_pid)
+		return false;
+	/* The longest waiter: a second pass to reach it with an iterator. */
+	a->seen = 0;
+	bpf_for_each(scx_dsq, p, dsq, SCX_DSQ_ITER_REV) {
+		if (++a->seen > TIX_AGE_SCAN)
+			break;
+		if (p->pid != a->best_pid)
+			continue;
+		tctx = lookup_ctx(p);
+		if (!tctx)
+			break;
+		tctx->direct = 1;
+		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			if (dsq < TIX_NR_DOMS)
+				dom_served[dsq] = now;
+			return true;
+		}
+		tctx->direct = 0;
+		break;
+	}
+	return false;
+}
+
+static bool aged_serve(s32 cpu, u64 now)
+{
+	u32 c = cpu;
+
+	if (c >= TIX_MAX_CPUS ||
+	    (s64)(now - cpu_aged_at[c]) < (s64)(starve_ns / TIX_AGE_CHECKS))
+		return false;
+	cpu_aged_at[c] = now;
+	return aged_move(cpu, c, now) || aged_move(cpu, TIX_GLOBAL_DSQ, now);
+}
+
 #include "preempt.bpf.h"
 
 s32 BPF_STRUCT_OPS(tix_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -618,6 +718,8 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 	} else {
 		key = draw_key(p, tctx, dom, tctx->requeue);
 	}
+	if (!tctx->queued)
+		tctx->queued_at = bpf_ktime_get_ns();
 	tctx->next_ready = 0;
 	tctx->requeue = 0;
 	tctx->direct = 0;
@@ -708,7 +810,7 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	 * head left meanwhile (a dequeue), keys decide this time; a shared
 	 * DSQ neglected too is served at the next decision. */
 	sd = starved(cpu, &w, now);
-	if (sd < TIX_NR_DOMS && take(sd, now)) {
+	if ((sd < TIX_NR_DOMS && take(sd, now)) || aged_serve(cpu, now)) {
 		__sync_fetch_and_add(&nr_starve_serves, 1);
 		return;
 	}
