@@ -30,11 +30,13 @@ sleep 2
 echo $$ >"$CG/tix-hi/cgroup.procs"
 HI=""
 for i in 1 2 3 4 5 6; do _p=$(hog any); echo "$_p" >"$CG/tix-hi/cgroup.procs"; HI="$HI $_p"; done
-_b0=$(for _p in $LO; do cpu_ns "$_p"; done | tr '\n' ' ')
+# shellcheck disable=SC2086
+_b0=$(snap_ns $LO)
 _miss=0
 for _w in 1 2 3 4 5 6; do
     sleep 2
-    _b1=$(for _p in $LO; do cpu_ns "$_p"; done | tr '\n' ' ')
+    # shellcheck disable=SC2086
+    _b1=$(snap_ns $LO)
     diag "window $_w: the weight-1 hogs ran $(echo "$_b0 $_b1" | awk '{ printf "%.1f %.1f %.1f ms", ($4 - $1) / 1e6, ($5 - $2) / 1e6, ($6 - $3) / 1e6 }')"
     echo "$_b0 $_b1" | awk '{ exit !($4 > $1 && $5 > $2 && $6 > $3) }' || _miss=$((_miss + 1))
     _b0=$_b1
