@@ -28,19 +28,26 @@ s0=$(states)
 diag "process states at start: $s0"
 
 # 100 processes of 100 threads, each thread waking every 5 s (2,000
-# wake-ups a second, what TCG's two emulated CPUs sustain). TCG creates
-# threads slowly: poll up to 80 s for all of them (/proc/loadavg's 4th
-# field counts the threads alive).
-vm-load sleepers 100 100 5000 90 >/tmp/sleepers.out 2>&1 &
+# wake-ups a second, what TCG's two emulated CPUs sustain) from the file
+# sleepers.go to sleepers.stop (at most WAKE_S seconds). vm-load makes
+# every thread first, parked on a condition variable: a slow host took
+# over 80 s to create them among threads already waking, and the first
+# processes ended before the last began (9,127 alive at once). Parked,
+# they took 15 s here. Creation is polled up to 300 s; /proc/loadavg's
+# 4th field counts the threads alive. The waking lasts as long as the
+# checks beside it (90 s here: the shell's own forks wait among 10^4
+# threads); 240 s of it left scx_tix attached on this host.
+WAKE_S=600
+rm -f /tmp/sleepers.go /tmp/sleepers.stop
+vm-load sleepers 100 100 5000 $WAKE_S /tmp/sleepers.go /tmp/sleepers.stop >/tmp/sleepers.out 2>&1 &
 SL=$!
 t0=$(now_ms)
-n=0
-while [ $(($(now_ms) - t0)) -lt 80000 ]; do
-    sleep 2
-    n=$(awk '{ split($4, a, "/"); print a[2] }' /proc/loadavg)
-    [ "$n" -ge 10000 ] && break
+while [ $(($(now_ms) - t0)) -lt 300000 ] && kill -0 $SL 2>/dev/null; do
+    grep -q "threads up" /tmp/sleepers.out && break
+    sleep 1
 done
-diag "after $(($(now_ms) - t0)) ms:"
+n=$(awk '{ split($4, a, "/"); print a[2] }' /proc/loadavg)
+diag "$(grep "threads up" /tmp/sleepers.out || echo "sleepers not all up after $(($(now_ms) - t0)) ms")"
 diag "tasks alive: $n; $(tix status | grep '^decisions:')"
 [ "$n" -ge 10000 ]; check "10,000 tasks alive at once ($n)" $?
 s1=$(states)
@@ -69,6 +76,10 @@ for p in $(grep -l "^PPid:[[:space:]]*$SL\$" /proc/[0-9]*/status 2>/dev/null | c
 done
 held=$(tix lstkt | awk '$3 ~ /^c[0-9]+$/' | wc -l)
 diag "sleeper processes holding tickets in a currency: $held"
+# The waking starts here; the threads' phases spread over 5 s.
+touch /tmp/sleepers.go
+tgo=$(now_ms)
+sleep 5
 H1=$(hog 1); H2=$(hog 1)
 tix mktkt "$H1" 100.c1 >/dev/null && tix mktkt "$H2" 100.c9 >/dev/null
 sleep 0.5
@@ -93,6 +104,10 @@ tr=$(($(now_ms) - t0))
 diag "time per change seen by a client: fund $((tf / 20)) ms, lrenice $((tr / 20)) ms (20 each; ratio $(awk -v a="$tf" -v b="$tr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'))"
 stop "$H1" "$H2"
 tix policy lottery >/dev/null
+tin=$(($(now_ms) - tgo))
+touch /tmp/sleepers.stop
+diag "the sleepers woke for $tin ms, the checks above beside them"
+[ "$tin" -lt $((WAKE_S * 1000)) ]; check "the currency checks ran beside the waking threads" $?
 wait "$SL"
 r=$?
 diag "$(tail -1 /tmp/sleepers.out); woke: $(awk '/woke/ { s += $4 } END { print s }' /tmp/sleepers.out) times"

@@ -8,10 +8,14 @@
 //!                           PAUSE in the loop if asked); print "met N of M"
 //!                           (a period is met when its work is done before
 //!                           the next period starts)
-//! vm-load sleepers PROCS THREADS PERIOD_MS SECS
-//!                           PROCS processes of THREADS threads each; every
-//!                           thread wakes once per PERIOD_MS (phases spread)
-//!                           and spins ~20 us; prints "woke N times"
+//! vm-load sleepers PROCS THREADS PERIOD_MS SECS [GO [STOP]]
+//!                           PROCS processes of THREADS threads each, made
+//!                           first and parked (prints "all N threads up
+//!                           after MS ms"); once the file GO exists (at
+//!                           once without GO), for SECS or until the file
+//!                           STOP exists, every thread
+//!                           wakes once per PERIOD_MS (phases spread) and
+//!                           spins ~20 us; prints "woke N times"
 //! vm-load burst RUN_US SLEEP_US
 //!                           forever: spin RUN_US of CPU time, then sleep
 //!                           SLEEP_US (a task that blocks after part of a
@@ -121,6 +125,8 @@ fn main() {
             num(args.get(2)),
             num(args.get(3)),
             num(args.get(4)),
+            args.get(5),
+            args.get(6),
         ),
         Some("burst") => {
             let run = Duration::from_micros(num(args.get(1)));
@@ -169,7 +175,7 @@ fn main() {
         _ => {
             eprintln!(
                 "usage: vm-load leader-exit | periodic RUN_US PERIOD_US SECS | \
-                 sleepers PROCS THREADS PERIOD_MS SECS | burst RUN_US SLEEP_US | \
+                 sleepers PROCS THREADS PERIOD_MS SECS [GO [STOP]] | burst RUN_US SLEEP_US | \
                  forkstorm SECS | writes PAGES1 PAGES2 ROUNDS GAP_MS GO | writer PAGES | rasbench N UNIT_US SEED GO"
             );
             std::process::exit(2)
@@ -177,7 +183,33 @@ fn main() {
     }
 }
 
-fn sleepers(procs: u64, threads: u64, period_ms: u64, secs: u64) {
+fn sleepers(
+    procs: u64,
+    threads: u64,
+    period_ms: u64,
+    secs: u64,
+    go: Option<&String>,
+    stop: Option<&String>,
+) {
+    // Three pipes. Each child writes a byte to `ready` once all its
+    // threads exist; the parent closes `go` once every child has (and the
+    // file GO exists), then `stop` after SECS or once the file STOP
+    // exists; a child reads EOF on each at once. Until go the threads wait
+    // on a condition variable: a slow host creates 10^4 threads over
+    // minutes, and threads that woke meanwhile made the first processes
+    // end before the last began (vm/tests/70-scale.sh counted 9,127 alive
+    // at once).
+    let mut ready = [0i32; 2];
+    let mut gop = [0i32; 2];
+    let mut stopp = [0i32; 2];
+    for fds in [&mut ready, &mut gop, &mut stopp] {
+        // SAFETY: a valid out-array of two descriptors.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            eprintln!("vm-load: pipe: {}", std::io::Error::last_os_error());
+            std::process::exit(1);
+        }
+    }
+    let t0 = Instant::now();
     let mut kids = Vec::new();
     for p in 0..procs {
         // SAFETY: fork in a single-threaded parent; the child only spawns
@@ -188,43 +220,56 @@ fn sleepers(procs: u64, threads: u64, period_ms: u64, secs: u64) {
             std::process::exit(1);
         }
         if pid == 0 {
-            let woke = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-            let end = Instant::now() + Duration::from_secs(secs);
-            let mut hs = Vec::new();
-            for t in 0..threads {
-                let woke = woke.clone();
-                let phase = Duration::from_millis(period_ms) * (p * threads + t) as u32
-                    / (procs * threads) as u32;
-                let b = std::thread::Builder::new().stack_size(64 << 10);
-                match b.spawn(move || {
-                    std::thread::sleep(phase);
-                    while Instant::now() < end {
-                        let c0 = thread_cpu();
-                        while thread_cpu() - c0 < Duration::from_micros(20) {
-                            std::hint::spin_loop();
-                        }
-                        woke.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        std::thread::sleep(Duration::from_millis(period_ms));
-                    }
-                }) {
-                    Ok(h) => hs.push(h),
-                    Err(e) => {
-                        eprintln!("vm-load: thread {t} of process {p}: {e}");
-                        // SAFETY: ends the child without running the parent's state.
-                        unsafe { libc::_exit(1) };
-                    }
-                }
+            // SAFETY: this child's copies of the ends only the parent uses.
+            unsafe {
+                libc::close(ready[0]);
+                libc::close(gop[1]);
+                libc::close(stopp[1]);
             }
-            for h in hs {
-                let _ = h.join();
-            }
-            let n = woke.load(std::sync::atomic::Ordering::Relaxed);
-            // stdout is shared with the parent: one line per child.
-            println!("child {p} woke {n} times");
-            // SAFETY: as above.
-            unsafe { libc::_exit(0) };
+            sleeper_child(p, procs, threads, period_ms, ready[1], gop[0], stopp[0]);
         }
         kids.push(pid);
+    }
+    // SAFETY: closing descriptors this process owns and no longer uses.
+    unsafe {
+        libc::close(ready[1]);
+        libc::close(gop[0]);
+        libc::close(stopp[0]);
+    }
+    let mut up = 0;
+    while up < procs {
+        let mut b = [0u8; 64];
+        // SAFETY: reading into a local buffer of its length.
+        let n = unsafe { libc::read(ready[0], b.as_mut_ptr().cast(), b.len()) };
+        if n == 0 {
+            eprintln!("vm-load: {up} of {procs} processes made their threads");
+            break;
+        }
+        if n > 0 {
+            up += n as u64;
+        }
+    }
+    let exists = |f: Option<&String>| f.is_some_and(|f| std::path::Path::new(f).exists());
+    if up >= procs {
+        println!(
+            "all {} threads up after {} ms",
+            procs * threads,
+            t0.elapsed().as_millis()
+        );
+        while go.is_some() && !exists(go) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let end = Instant::now() + Duration::from_secs(secs);
+        // SAFETY: as above; every child now reads EOF on go.
+        unsafe { libc::close(gop[1]) };
+        while Instant::now() < end && !exists(stop) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // SAFETY: as above (also after a failed start: the children end).
+    unsafe {
+        libc::close(gop[1]);
+        libc::close(stopp[1]);
     }
     let mut failed = 0;
     for pid in kids {
@@ -236,9 +281,86 @@ fn sleepers(procs: u64, threads: u64, period_ms: u64, secs: u64) {
         }
     }
     println!("{procs} processes of {threads} threads done, {failed} failed");
-    if failed > 0 {
+    if failed > 0 || up < procs {
         std::process::exit(1);
     }
+}
+
+/// Blocks until the write end of a pipe is closed everywhere (EOF).
+fn await_eof(fd: i32) {
+    let mut b = [0u8; 1];
+    // SAFETY: reads into a local buffer; a signal's interruption retries.
+    while unsafe { libc::read(fd, b.as_mut_ptr().cast(), 1) } != 0 {}
+}
+
+/// Child `p` of `sleepers`: its threads, parked until go, waking until stop.
+fn sleeper_child(
+    p: u64,
+    procs: u64,
+    threads: u64,
+    period_ms: u64,
+    ready: i32,
+    go: i32,
+    stop: i32,
+) -> ! {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::{Arc, Condvar, Mutex};
+    let woke = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let start = Arc::new((Mutex::new(false), Condvar::new()));
+    let mut hs = Vec::new();
+    for t in 0..threads {
+        let (woke, done, start) = (woke.clone(), done.clone(), start.clone());
+        let phase =
+            Duration::from_millis(period_ms) * (p * threads + t) as u32 / (procs * threads) as u32;
+        let b = std::thread::Builder::new().stack_size(64 << 10);
+        match b.spawn(move || {
+            {
+                let (m, cv) = &*start;
+                let mut g = m.lock().unwrap();
+                while !*g {
+                    g = cv.wait(g).unwrap();
+                }
+            }
+            std::thread::sleep(phase);
+            while !done.load(Ordering::Relaxed) {
+                let c0 = thread_cpu();
+                while thread_cpu() - c0 < Duration::from_micros(20) {
+                    std::hint::spin_loop();
+                }
+                woke.fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(period_ms));
+            }
+        }) {
+            Ok(h) => hs.push(h),
+            Err(e) => {
+                eprintln!("vm-load: thread {t} of process {p}: {e}");
+                // SAFETY: ends the child without running the parent's state.
+                unsafe { libc::_exit(1) };
+            }
+        }
+    }
+    // SAFETY: one byte from a static buffer to a descriptor this child owns.
+    unsafe {
+        libc::write(ready, b"r".as_ptr().cast(), 1);
+        libc::close(ready);
+    }
+    await_eof(go);
+    {
+        let (m, cv) = &*start;
+        *m.lock().unwrap() = true;
+        cv.notify_all();
+    }
+    await_eof(stop);
+    done.store(true, Ordering::Relaxed);
+    for h in hs {
+        let _ = h.join();
+    }
+    let n = woke.load(Ordering::Relaxed);
+    // stdout is shared with the parent: one line per child.
+    println!("child {p} woke {n} times");
+    // SAFETY: as above.
+    unsafe { libc::_exit(0) }
 }
 
 fn forkstorm(secs: u64) {
