@@ -386,6 +386,7 @@ pub fn publish(shared: &Arc<Mutex<Shared>>, c: &Counters, rate: f64, policy: Pol
     sh.status.decisions = c.decisions;
     sh.status.prev_kept = c.prev_kept;
     sh.status.starve_serves = c.starve_serves;
+    sh.status.aged_serves = Some(c.aged_serves);
     sh.status.direct = c.direct;
     sh.status.preempt_kicks = Some(c.preempt_kicks);
     sh.status.lost = c.lost;

@@ -29,8 +29,12 @@ pub struct Metrics {
     pub decisions: u64,
     #[stat(desc = "Decisions that kept the previous task running")]
     pub prev_kept: u64,
-    #[stat(desc = "Decisions that served a task waiting past starve_ns")]
+    #[stat(
+        desc = "Decisions the starvation guards forced (a DSQ unserved for starve_ns, a task waiting past twice that)"
+    )]
     pub starve_serves: u64,
+    #[stat(desc = "Of the starvation serves, those of a task that waited past twice starve_ns")]
+    pub aged_serves: u64,
     #[stat(desc = "Runs on an idle CPU found at wake-up (no decision)")]
     pub direct: u64,
     #[stat(desc = "Wake-ups that cut a runner short: kicks and direct preemptions")]
@@ -53,6 +57,7 @@ impl Metrics {
             decisions: s.decisions,
             prev_kept: s.prev_kept,
             starve_serves: s.starve_serves,
+            aged_serves: s.aged_serves.unwrap_or(0),
             direct: s.direct,
             preempt_kicks: s.preempt_kicks.unwrap_or(0),
             proc_states: s.proc_states,
@@ -80,6 +85,7 @@ pub struct Counters {
     pub decisions: u64,
     pub prev_kept: u64,
     pub starve_serves: u64,
+    pub aged_serves: u64,
     pub direct: u64,
     pub preempt_kicks: u64,
     pub lost: tix_ctl::Lost,
@@ -237,6 +243,7 @@ mod scx_stats_tests {
             decisions: 40_000,
             prev_kept: 7,
             starve_serves: 2,
+            aged_serves: Some(1),
             direct: 3,
             preempt_kicks: Some(11),
             lost: Default::default(),

@@ -197,8 +197,14 @@ pub struct Status {
     pub decisions: u64,
     /// Decisions in which the expired task won again and kept its CPU.
     pub prev_kept: u64,
-    /// Decisions forced by the starvation guard.
+    /// Decisions forced by the starvation guards: a DSQ unserved for
+    /// starve_ns, or a task waiting past twice that.
     pub starve_serves: u64,
+    /// Of starve_serves, the per-task guard's: a task that waited past
+    /// twice starve_ns in a DSQ that was served meanwhile. None from a
+    /// daemon that predates the count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aged_serves: Option<u64>,
     /// Wake-ups placed straight on an idle CPU (no contention, no draw).
     pub direct: u64,
     /// Wake-ups whose key beat a runner's position at its slice end and
@@ -290,6 +296,14 @@ impl Status {
             "Decisions forced by the starvation guard.",
             &[("", self.starve_serves.to_string())],
         );
+        if let Some(a) = self.aged_serves {
+            metric(
+                "tix_aged_serves",
+                "counter",
+                "Of the starvation serves, those of a task that waited past twice starve_ns.",
+                &[("", a.to_string())],
+            );
+        }
         metric(
             "tix_direct_dispatches",
             "counter",
@@ -798,6 +812,8 @@ mod tests {
         // A daemon from before the kick count: not reported, not zero.
         assert_eq!(s.preempt_kicks, None);
         assert!(!s.to_openmetrics().contains("tix_preempt_kicks"));
+        assert_eq!(s.aged_serves, None);
+        assert!(!s.to_openmetrics().contains("tix_aged_serves"));
         assert_eq!(s.compensation_name(), "on");
         s.compensation = false;
         assert_eq!(s.compensation_name(), "off");
@@ -855,6 +871,7 @@ mod tests {
             decisions: 40_000,
             prev_kept: 7,
             starve_serves: 2,
+            aged_serves: Some(1),
             direct: 3,
             preempt_kicks: Some(5),
             lost: Lost {
@@ -876,6 +893,8 @@ mod tests {
             "tix_decisions_per_second 812.500",
             "tix_decisions_total 40000",
             "tix_preempt_kicks_total 5",
+            "tix_starvation_serves_total 2",
+            "tix_aged_serves_total 1",
             "tix_table_full_total{table=\"process_state\"} 1",
             "tix_process_states_max 65536",
             "tix_cgroups 12",

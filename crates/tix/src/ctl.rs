@@ -77,10 +77,12 @@ pub fn status(a: StatusArgs) -> Result<u8> {
             println!("slice_us: {}", s.slice_us);
             println!("decisions_per_sec: {:.0}", s.decisions_per_sec);
             println!(
-                "decisions: {} (prev kept {}, starvation serves {}, direct {}, wake-up preemptions {})",
+                "decisions: {} (prev kept {}, starvation serves {}{}, direct {}, wake-up preemptions {})",
                 s.decisions,
                 s.prev_kept,
                 s.starve_serves,
+                s.aged_serves
+                    .map_or(String::new(), |a| format!(" of which per-task {a}")),
                 s.direct,
                 s.preempt_kicks
                     .map_or("not reported".to_string(), |k| k.to_string())

@@ -195,7 +195,8 @@ volatile u32 compensate = TIX_COMP_WALDSPURGER;
 
 u64 nr_decisions;
 u64 nr_prev_kept;
-u64 nr_starve_serves;
+u64 nr_starve_serves;	/* both guards' serves */
+u64 nr_aged_serves;	/* of them, the per-task guard's (aged_serve) */
 u64 nr_direct;
 u64 nr_preempt_kicks;	/* wake-up preemptions: kicks (preempt_for) and direct ones (preempt_own_cpu) */
 u64 nr_lost[TIX_NR_LOST];
@@ -810,8 +811,13 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	 * head left meanwhile (a dequeue), keys decide this time; a shared
 	 * DSQ neglected too is served at the next decision. */
 	sd = starved(cpu, &w, now);
-	if ((sd < TIX_NR_DOMS && take(sd, now)) || aged_serve(cpu, now)) {
+	if (sd < TIX_NR_DOMS && take(sd, now)) {
 		__sync_fetch_and_add(&nr_starve_serves, 1);
+		return;
+	}
+	if (aged_serve(cpu, now)) {
+		__sync_fetch_and_add(&nr_starve_serves, 1);
+		__sync_fetch_and_add(&nr_aged_serves, 1);
 		return;
 	}
 
