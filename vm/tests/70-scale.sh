@@ -35,9 +35,12 @@ diag "process states at start: $s0"
 # processes ended before the last began (9,127 alive at once). Parked,
 # they took 15 s here. Creation is polled up to 300 s; /proc/loadavg's
 # 4th field counts the threads alive. The waking lasts as long as the
-# checks beside it (90 s here: the shell's own forks wait among 10^4
-# threads); 240 s of it left scx_tix attached on this host.
-WAKE_S=600
+# checks beside it: 90-100 s alone on this host, 228 s with a build
+# beside, 379 s in a clean-clone run with a second guest beside, where
+# the 40 timed client calls took 8 s each (the shell and the daemon are
+# root's processes, valued beside root's 100 sleeper processes); 240 s
+# of it left scx_tix attached here. WAKE_S only bounds it.
+WAKE_S=900
 rm -f /tmp/sleepers.go /tmp/sleepers.stop
 vm-load sleepers 100 100 5000 $WAKE_S /tmp/sleepers.go /tmp/sleepers.stop >/tmp/sleepers.out 2>&1 &
 SL=$!
@@ -67,7 +70,8 @@ diag "process states with the sleepers: $s1"
 # every 3 s (vm/host-stall.sh) a fit read .2838 against .3333 +- .047, a
 # stop before the window repaid inside it. Then the time per
 # change as a client sees it (socket, rules, scheduler table, state file)
-# for fund against lrenice, 20 of each, in this boot.
+# for fund against lrenice, 5 of each, in this boot (20 of each took
+# 320 s of a slow run).
 tix policy stride >/dev/null
 i=17
 for p in $(grep -l "^PPid:[[:space:]]*$SL\$" /proc/[0-9]*/status 2>/dev/null | cut -d/ -f3); do
@@ -96,12 +100,12 @@ diag "hogs in c1 and c9 beside 10^4 threads: ratio $r1 (1 +- $e1), after tix fun
 near "$r1" 1 "$e1" && near "$r2" 0.3333 "$e2"
 check "with 1,000 currencies and 10^4 tasks, a fund reaches the shares in the next draws" $?
 t0=$(now_ms)
-for k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do tix fund c9 $((300 + k)) >/dev/null; done
+for k in 1 2 3 4 5; do tix fund c9 $((300 + k)) >/dev/null; done
 tf=$(($(now_ms) - t0))
 t0=$(now_ms)
-for k in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do lrenice "$H1" $((100 + k)) >/dev/null; done
+for k in 1 2 3 4 5; do lrenice "$H1" $((100 + k)) >/dev/null; done
 tr=$(($(now_ms) - t0))
-diag "time per change seen by a client: fund $((tf / 20)) ms, lrenice $((tr / 20)) ms (20 each; ratio $(awk -v a="$tf" -v b="$tr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'))"
+diag "time per change seen by a client: fund $((tf / 5)) ms, lrenice $((tr / 5)) ms (5 each; ratio $(awk -v a="$tf" -v b="$tr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'))"
 stop "$H1" "$H2"
 tix policy lottery >/dev/null
 tin=$(($(now_ms) - tgo))

@@ -665,6 +665,9 @@ pub enum ClientError {
     },
     Io(std::io::Error),
     Protocol(String),
+    /// The daemon took longer than the client waits: to accept (nothing
+    /// was sent) or to answer (the request may still be carried out).
+    Timeout(String),
 }
 
 impl std::fmt::Display for ClientError {
@@ -676,6 +679,7 @@ impl std::fmt::Display for ClientError {
             ClientError::Refused { message, .. } => write!(f, "{message}"),
             ClientError::Io(e) => write!(f, "control socket: {e}"),
             ClientError::Protocol(m) => write!(f, "control protocol: {m}"),
+            ClientError::Timeout(m) => write!(f, "control socket: {m}"),
         }
     }
 }
@@ -720,22 +724,49 @@ pub fn give_back(socket: &Path, id: u64) -> Result<(), ClientError> {
 }
 
 pub fn request(socket: &Path, req: &Request) -> Result<Response, ClientError> {
+    request_within(socket, req, Duration::from_secs(10))
+}
+
+/// A read or write that ran out of time: the kernel reports it as
+/// EAGAIN ("Resource temporarily unavailable"), which tells a user
+/// nothing; seen when the daemon waited its turn on a CPU that 10^4
+/// threads kept busy (vm/tests/70-scale.sh).
+fn timed_out(e: std::io::Error, wait: Duration, sent: bool) -> ClientError {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            ClientError::Timeout(if sent {
+                format!(
+                    "no answer from the daemon within {} s; the request may still be carried out (check with tix status or tix lstkt)",
+                    wait.as_secs_f64()
+                )
+            } else {
+                format!(
+                    "the daemon did not take the request within {} s; it was not delivered",
+                    wait.as_secs_f64()
+                )
+            })
+        }
+        _ => ClientError::Io(e),
+    }
+}
+
+fn request_within(socket: &Path, req: &Request, wait: Duration) -> Result<Response, ClientError> {
     let stream = connect(socket)?;
     stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(wait))
         .map_err(ClientError::Io)?;
     stream
-        .set_write_timeout(Some(Duration::from_secs(10)))
+        .set_write_timeout(Some(wait))
         .map_err(ClientError::Io)?;
     let mut line = serde_json::to_string(req).map_err(|e| ClientError::Protocol(e.to_string()))?;
     line.push('\n');
     (&stream)
         .write_all(line.as_bytes())
-        .map_err(ClientError::Io)?;
+        .map_err(|e| timed_out(e, wait, false))?;
     let mut answer = String::new();
     BufReader::new(&stream)
         .read_line(&mut answer)
-        .map_err(ClientError::Io)?;
+        .map_err(|e| timed_out(e, wait, true))?;
     if answer.is_empty() {
         return Err(ClientError::Protocol("daemon closed the connection".into()));
     }
@@ -754,16 +785,22 @@ fn connect(socket: &Path) -> Result<UnixStream, ClientError> {
     loop {
         match UnixStream::connect(socket) {
             Ok(s) => return Ok(s),
-            Err(e) => match e.kind() {
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
-                    return Err(ClientError::NotRunning(socket.display().to_string()))
+            Err(e) => {
+                match e.kind() {
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+                        return Err(ClientError::NotRunning(socket.display().to_string()))
+                    }
+                    std::io::ErrorKind::WouldBlock if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(Duration::from_millis(100));
+                    }
+                    std::io::ErrorKind::WouldBlock => return Err(ClientError::Timeout(
+                        "the daemon's queue of connections stayed full for 5 s; nothing was sent"
+                            .into(),
+                    )),
+                    _ => return Err(ClientError::Io(e)),
                 }
-                std::io::ErrorKind::WouldBlock if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(100));
-                }
-                _ => return Err(ClientError::Io(e)),
-            },
+            }
         }
     }
 }
@@ -802,6 +839,28 @@ pub fn passwd_uid(passwd: &str, name: &str) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A daemon that accepts and never answers: the client says so in
+    /// words, not as EAGAIN.
+    #[test]
+    fn a_silent_daemon_is_reported_as_a_timeout() {
+        let path = std::env::temp_dir().join(format!("tix-silent-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let held = std::thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            std::thread::sleep(Duration::from_millis(600));
+            drop(s);
+        });
+        let e = request_within(&path, &Request::Status, Duration::from_millis(200)).unwrap_err();
+        held.join().unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert!(matches!(e, ClientError::Timeout(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "control socket: no answer from the daemon within 0.2 s; the request may still be carried out (check with tix status or tix lstkt)"
+        );
+    }
 
     #[test]
     fn compensation_is_named_by_rule_or_on_off() {
