@@ -17,8 +17,9 @@
 #
 # Bounds. Stride on each CPU is exact to a slice; the guest's own work
 # (the backend, the sampling, the shell) runs beside the hogs, and a move
-# takes effect at the task's next slice end. T1: at least .47 under cfs
-# (a CPU of its own; the guest's work is taken from the other CPU).
+# takes effect at the task's next slice end. T1 under cfs: a CPU of its
+# own, at least .5 (1 - 2w)/(1 - w) - .01 of the five (w below; a slow
+# host's run read .4679 with w .0702, where a fixed .47 was asserted).
 # Under the shuttle T1 is held to .03 under its share with CFS's rule in
 # the same boot (GPS-ward, the thesis's direction) and to .447 as the
 # guest's own work allows: with w the part of both CPUs' time that went
@@ -75,8 +76,11 @@ fig41() {
 r=$(fig41 cfs)
 t1_cfs=$(echo "$r" | cut -d' ' -f1)
 diag "cfs: shares T1..T5 $(echo "$r" | cut -d' ' -f1-5) (under CFS .5 .125 .125 .125 .125); $(echo "$r" | cut -d' ' -f6-)"
-echo "$r" | awk '{ m = ($2 + $3 + $4 + $5) / 4; exit !($1 >= 0.47 && m >= 0.113 && m <= 0.137) }'
-check "cfs: the imbalance is under half a weight, T1 keeps a CPU (>= .47), the four share the other" $?
+# T1 alone on its CPU: .5 of the five with no guest work, .5 (1 - 2w)/(1 - w)
+# with all of it on T1's CPU (w as under the shuttle below), less .01.
+lo=$(echo "$r" | awk '{ w = $7; printf "%.4f", 0.5 * (1 - 2 * w) / (1 - w) - 0.01 }')
+echo "$r" | awk -v lo="$lo" '{ m = ($2 + $3 + $4 + $5) / 4; exit !($1 >= lo && m >= 0.113 && m <= 0.137) }'
+check "cfs: the imbalance is under half a weight, T1 keeps a CPU (>= $lo with the guest's own part w), the four share the other" $?
 # Which tasks CFS's rule moves depends on the guest's own passing work
 # (a sampler counted for two periods moves a hog); that it never shuttles
 # does not.
