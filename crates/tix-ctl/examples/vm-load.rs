@@ -250,7 +250,8 @@ fn sleepers(
         }
     }
     let exists = |f: Option<&String>| f.is_some_and(|f| std::path::Path::new(f).exists());
-    if up >= procs {
+    let all_up = up >= procs;
+    if all_up {
         println!(
             "all {} threads up after {} ms",
             procs * threads,
@@ -259,18 +260,16 @@ fn sleepers(
         while go.is_some() && !exists(go) {
             std::thread::sleep(Duration::from_millis(50));
         }
-        let end = Instant::now() + Duration::from_secs(secs);
-        // SAFETY: as above; every child now reads EOF on go.
-        unsafe { libc::close(gop[1]) };
-        while Instant::now() < end && !exists(stop) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
     }
-    // SAFETY: as above (also after a failed start: the children end).
-    unsafe {
-        libc::close(gop[1]);
-        libc::close(stopp[1]);
+    // SAFETY: as above; every child now reads EOF on go (after a failed
+    // start too: the children then end at once).
+    unsafe { libc::close(gop[1]) };
+    let end = Instant::now() + Duration::from_secs(secs);
+    while all_up && Instant::now() < end && !exists(stop) {
+        std::thread::sleep(Duration::from_millis(50));
     }
+    // SAFETY: as above.
+    unsafe { libc::close(stopp[1]) };
     let mut failed = 0;
     for pid in kids {
         let mut st = 0;
@@ -286,11 +285,19 @@ fn sleepers(
     }
 }
 
-/// Blocks until the write end of a pipe is closed everywhere (EOF).
+/// Blocks until the write end of a pipe is closed everywhere (EOF), or
+/// the read fails other than by a signal's interruption.
 fn await_eof(fd: i32) {
     let mut b = [0u8; 1];
-    // SAFETY: reads into a local buffer; a signal's interruption retries.
-    while unsafe { libc::read(fd, b.as_mut_ptr().cast(), 1) } != 0 {}
+    loop {
+        // SAFETY: reads into a local buffer of its length.
+        let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), 1) };
+        if n == 0
+            || (n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted)
+        {
+            return;
+        }
+    }
 }
 
 /// Child `p` of `sleepers`: its threads, parked until go, waking until stop.
