@@ -55,7 +55,7 @@ pub fn start_ticks(pid: u32) -> Option<u64> {
 
 /// PF_KTHREAD in /proc/PID/stat's flags (field 9): a kernel thread.
 pub fn kernel_thread(pid: u32) -> bool {
-    const PF_KTHREAD: u64 = 0x0020_0000;
+    const PF_KTHREAD: u64 = crate::bpf_intf::tix_consts_TIX_PF_KTHREAD as u64;
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|s| {

@@ -179,6 +179,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kernel_threads_user_is_the_cores() {
+        // The BPF side values kernel threads as this user; tix top names it.
+        assert_eq!(
+            crate::bpf_intf::TIX_KERNEL_UID,
+            tix_core::cgroup::KERNEL_UID
+        );
+        assert_eq!(crate::bpf_intf::tix_consts_TIX_PF_KTHREAD, 0x0020_0000);
+        // kthreadd (pid 2) is one, where the initial pid namespace is seen.
+        if std::path::Path::new("/proc/2/stat").exists()
+            && std::fs::read_to_string("/proc/2/comm").is_ok_and(|c| c.trim() == "kthreadd")
+        {
+            assert!(crate::procs::kernel_thread(2));
+        }
+        assert!(!crate::procs::kernel_thread(std::process::id()));
+    }
+
+    #[test]
     fn rate_of_counter() {
         assert_eq!(rate(100, 350, 500_000_000), 500.0);
         assert_eq!(rate(100, 50, 1), 0.0);

@@ -28,6 +28,7 @@ extern "C" {
     fn tix_m_set_slept(ns: u64);
     fn tix_m_set_wake_frame(on: i32);
     fn tix_m_set_uncontested(on: i32);
+    fn tix_m_set_kernel(i: i32, on: i32);
 }
 
 struct Mix(u64);
@@ -782,4 +783,55 @@ fn a_task_moved_between_cpus_while_waiting_is_reframed() {
             "stride {stride}: the moved task waited {w} slices"
         );
     }
+}
+
+/// Where a kernel thread woken behind a herd runs (its place among the
+/// dispatches on CPU 0 after it woke, 1 = next), with main.bpf.c's
+/// kernel_wake or without it. 2 CPUs under stride: hogs 0 and 1 run while
+/// the time advances, then 61 tasks of value 10 that slept long wake at
+/// once (each keyed its wake cap below the time), then task 63 of value
+/// 1000 (keyed about the time).
+fn kernel_thread_place(kernel: bool) -> usize {
+    // SAFETY: plain integer code over the static model, guarded by MODEL
+    // in the callers.
+    unsafe {
+        tix_m_reset(1, SLICE, 1, 2);
+        for i in 0..64 {
+            tix_m_set_value(i, if i < 2 || i == 63 { 1000 } else { 10 });
+        }
+        tix_m_set_kernel(63, kernel as i32);
+        tix_m_wake(0);
+        tix_m_wake(1);
+        assert_eq!(tix_m_dispatch(0, 0), 0);
+        assert_eq!(tix_m_dispatch(1, 0), 1);
+        for _ in 0..200 {
+            assert_eq!(tix_m_expire(0, SLICE, 0), 0);
+            assert_eq!(tix_m_expire(1, SLICE, 0), 1);
+        }
+        tix_m_set_slept(10_000_000_000);
+        for i in 2..=63 {
+            tix_m_wake(i);
+        }
+        // CPU 0's hog is cut by a slice end; each task run after it blocks.
+        tix_m_stop(0, SLICE, 1);
+        for place in 1..=64 {
+            let t = tix_m_dispatch(0, 0);
+            if t == 63 {
+                return place;
+            }
+            assert!(t >= 0, "CPU 0 found nothing to run");
+            tix_m_stop(0, SLICE / 10, (t < 2) as i32);
+        }
+        usize::MAX
+    }
+}
+
+#[test]
+fn a_woken_kernel_thread_runs_before_a_herd() {
+    let _g = MODEL.lock().unwrap();
+    let with = kernel_thread_place(true);
+    let without = kernel_thread_place(false);
+    assert_eq!(with, 1, "kernel thread's place with kernel_wake");
+    // Without the rule it waits for (nearly) the whole herd of 61.
+    assert!(without > 50, "without kernel_wake it ran {without}th");
 }

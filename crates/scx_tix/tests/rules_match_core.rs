@@ -24,6 +24,7 @@ extern "C" {
     fn tix_c_lead_cap(stride: i32, starve: u64, slice: u64, vsum: u64, serving: u64) -> u64;
     fn tix_c_wake_cap(stride: i32, slice: u64, vsum: u64, serving: u64) -> u64;
     fn tix_c_cap_lead(key: u64, reference: u64, cap: u64) -> u64;
+    fn tix_c_kernel_wake_key(key: u64, head: u64, has_head: i32) -> u64;
     fn tix_c_next_key(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
     fn tix_c_next_pass(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
     fn tix_c_nice_weight(nice: i32, idle: i32) -> u64;
@@ -475,6 +476,12 @@ proptest! {
             prop_assert_eq!(tix_c_cap_lead(key, r, slice), vtime::cap_lead(key, r, slice));
             prop_assert_eq!(tix_c_cap_lead(small, small >> 1, small >> 3),
                             vtime::cap_lead(small, small >> 1, small >> 3));
+            for head in [None, Some(r), Some(small), Some(0), Some(key)] {
+                prop_assert_eq!(tix_c_kernel_wake_key(key, head.unwrap_or(0), head.is_some() as i32),
+                                vtime::kernel_wake_key(key, head));
+                prop_assert_eq!(tix_c_kernel_wake_key(small, head.unwrap_or(0), head.is_some() as i32),
+                                vtime::kernel_wake_key(small, head));
+            }
         }
     }
 }

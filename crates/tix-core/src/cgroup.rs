@@ -17,6 +17,12 @@
 //!   its value by nice weight, so with every thread at nice 0 this is Zepp's
 //!   `b·p/t` split equally among runnable threads.
 
+/// The user kernel threads are valued as: a user of their own with a
+/// default base, beside the users of the root cgroup, not root's processes
+/// (the kernel's work is done for every user; Zepp 000 §8 names system
+/// tasks' priority as missing). `(uid_t)-1`, which no process can hold.
+pub const KERNEL_UID: u32 = u32::MAX;
+
 /// The kernel's weight of each nice level, -20..=19 (`sched_prio_to_weight`:
 /// each step is about 10% of CPU between two tasks).
 pub const NICE_WEIGHTS: [u64; 40] = [

@@ -205,9 +205,34 @@ pub fn cap_lead(key: u64, reference: u64, cap: u64) -> u64 {
     }
 }
 
+/// A woken kernel thread's key: just ahead of the smallest key waiting where
+/// it may run (`head`, None when nothing waits), or its own if that is
+/// smaller. The kernel's work (the sched_ext watchdog's own kworker, RCU,
+/// softirqs) must not wait for a herd: 10^4 threads woken at once, each
+/// keyed up to its wake cap below the time, held a kworker keyed at the
+/// time behind all of them past the kernel's 10 s check-in. The jump is
+/// a wake credit: it orders the queue, and preempts no runner.
+pub fn kernel_wake_key(key: u64, head: Option<u64>) -> u64 {
+    match head {
+        Some(h) if key >= h => h.saturating_sub(1),
+        _ => key,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_woken_kernel_thread_goes_ahead_of_the_head() {
+        assert_eq!(kernel_wake_key(500, Some(100)), 99);
+        assert_eq!(kernel_wake_key(100, Some(100)), 99);
+        // Already ahead, or nothing waiting: its own key.
+        assert_eq!(kernel_wake_key(50, Some(100)), 50);
+        assert_eq!(kernel_wake_key(500, None), 500);
+        // A head at 0 cannot be passed: the kthread ties it (FIFO after it).
+        assert_eq!(kernel_wake_key(7, Some(0)), 0);
+    }
 
     #[test]
     fn own_key_kept_within_the_lag() {

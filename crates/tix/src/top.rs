@@ -191,7 +191,11 @@ fn cells(r: &Row) -> [String; 10] {
     [
         r.pid.to_string(),
         r.tgid.to_string(),
-        r.uid.to_string(),
+        if r.uid == tix_core::cgroup::KERNEL_UID {
+            "kernel".into()
+        } else {
+            r.uid.to_string()
+        },
         r.comm.clone(),
         r.tickets.to_string(),
         r.base.to_string(),

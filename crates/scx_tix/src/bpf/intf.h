@@ -46,7 +46,15 @@ enum tix_consts {
 	TIX_MAX_TRACED = 1024,
 	/* x86's page-fault error code: the access was a write. */
 	TIX_PF_WRITE = 2,
+	/* task_struct.flags: a kernel thread. */
+	TIX_PF_KTHREAD = 0x00200000,
 };
+
+/*
+ * The user kernel threads are valued as (tix_core::cgroup::KERNEL_UID):
+ * (uid_t)-1, which no process can hold (setuid(-1) means "unchanged").
+ */
+#define TIX_KERNEL_UID 0xffffffffU
 
 /*
  * Entries a full table could not take (counters nr_lost[]; the daemon logs

@@ -92,6 +92,11 @@
  * hog got .167 of the CPU with compensation, .155 without;
  * vm/tests/65-compensation.sh).
  *
+ * Kernel threads. A woken kernel thread is keyed just ahead of the first
+ * task waiting where it may run (kernel_wake), its jump a wake credit that
+ * preempts nothing: the kworker that runs sched_ext's own watchdog must
+ * not wait behind a herd of wakers.
+ *
  * Rights (tix_core::cgroup, seed 001 §3.3 currencies, seed 000 §3.2 users).
  * The cgroup v2 tree (cpu controller) is a funding graph: each cgroup is a
  * currency funded by its cpu.weight (x10 base tickets, so a default cgroup
@@ -108,7 +113,8 @@
  * tickets of the user / runnable threads; with no tix settings it is the
  * default scheduler's nice and cpu.weight shares, except that users in
  * one cgroup are insulated from each other (on systemd each user has a
- * slice of their own, where that changes nothing). Active sums are kept
+ * slice of their own, where that changes nothing). Kernel threads are a
+ * user of their own (TIX_KERNEL_UID, see task_uid), not root's processes. Active sums are kept
  * in ops.runnable/quiescent and folded up the tree (proc_sync, group_sync,
  * cg_sync); a draw folds in what changed in its process since (tickets,
  * nice, a move), walks the task's currencies and cgroups up to the root
@@ -341,8 +347,18 @@ static struct task_ctx *lookup_ctx(struct task_struct *p)
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
 }
 
+/*
+ * The user p is valued as. Kernel threads are a user of their own, not
+ * root's processes: valued beside root's, a kworker's share shrank with
+ * every process root ran (beside root's 100 sleeper processes it waited
+ * for the 500 ms starvation guard at each run), and the kernel's work is
+ * every user's. Root itself keeps no free pass (seed 000 §2.2); priority
+ * for system tasks is what seed 000 §6 and §8 name as missing.
+ */
 static u32 task_uid(struct task_struct *p)
 {
+	if (p->flags & TIX_PF_KTHREAD)
+		return TIX_KERNEL_UID;
 	return BPF_CORE_READ(p, real_cred, uid.val);
 }
 
@@ -665,6 +681,31 @@ static bool aged_serve(s32 cpu, u64 now)
 	return aged_move(cpu, c, now) || aged_move(cpu, TIX_GLOBAL_DSQ, now);
 }
 
+/*
+ * A woken kernel thread's key: ahead of the smallest key waiting in its DSQ
+ * and the shared one (tix_core::vtime::kernel_wake_key). The jump joins its
+ * wake credit, so it orders the queue and cuts no runner short. Why: 10^4
+ * threads woken at once (a condition variable's broadcast), each keyed up
+ * to its wake cap below T, held the kworker that runs sched_ext's own
+ * watchdog (keyed about T) behind all of them, and the kernel ejected the
+ * scheduler ("watchdog failed to check in for 10.008s"; the per-task
+ * guard scans only the DSQ's tail). A kthread that stays runnable is keyed
+ * by its cost as any task; only waking moves it up.
+ */
+static u64 kernel_wake(struct task_ctx *tctx, u32 dom, u64 key)
+{
+	bool hl = false, hg = false;
+	u64 kl = head_key(dom, &hl), kg = 0, nk;
+
+	if (dom != TIX_GLOBAL_DSQ)
+		kg = head_key(TIX_GLOBAL_DSQ, &hg);
+	if (!hl || (hg && kg < kl))
+		kl = kg;
+	nk = tix_kernel_wake_key(key, kl, hl || hg);
+	tctx->wake_credit = tix_sat_add(tctx->wake_credit, key - nk);
+	return nk;
+}
+
 #include "preempt.bpf.h"
 
 s32 BPF_STRUCT_OPS(tix_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -744,6 +785,9 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 	tctx->sync_wake = 0;
 	if (may_cut && preempt_own_cpu(p, tctx, key, dom, enq_flags))
 		return;
+	if ((enq_flags & SCX_ENQ_WAKEUP) && (p->flags & TIX_PF_KTHREAD) &&
+	    policy != TIX_POLICY_RAS)
+		tctx->key = key = kernel_wake(tctx, dom, key);
 	/* Neglect (the starvation guard) counts from when a DSQ last served
 	 * or last held nothing: a kthread arriving in its CPU's empty DSQ
 	 * after a quiet second is not neglected, and was served ahead of

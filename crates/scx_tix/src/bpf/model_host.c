@@ -31,6 +31,7 @@ struct tix_model {
 	int queued[TIX_M_MAX];
 	int running[TIX_M_CPUS];
 	int runnable[TIX_M_MAX];
+	int kernel[TIX_M_MAX];
 	u64 vt[TIX_M_CPUS + 1];
 	u64 starve_ns;
 	u64 seqno;
@@ -57,6 +58,7 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 		M.cpus[i] = ~0ULL;
 		M.queued[i] = 0;
 		M.runnable[i] = 0;
+		M.kernel[i] = 0;
 	}
 	for (i = 0; i < TIX_M_CPUS; i++)
 		M.running[i] = -1;
@@ -260,10 +262,28 @@ static int queued_for(int cpu)
 }
 
 /* ops.enqueue of a waking task i. */
+/* i is a kernel thread (main.bpf.c: PF_KTHREAD). */
+void tix_m_set_kernel(int i, int on) { M.kernel[i] = on; }
+
 void tix_m_wake(int i)
 {
+	u64 key = draw(i, 0), head = 0;
+	int j, d = dom_of(i), has = 0;
+
 	M.runnable[i] = 1;
-	queue(i, draw(i, 0));
+	/* main.bpf.c's kernel_wake: ahead of its DSQ's head and the shared
+	 * DSQ's. */
+	if (M.kernel[i]) {
+		for (j = 0; j < TIX_M_MAX; j++) {
+			if (!M.queued[j] || (dom_of(j) != d && dom_of(j) != TIX_M_CPUS))
+				continue;
+			if (!has || M.key[j] < head)
+				head = M.key[j];
+			has = 1;
+		}
+		key = tix_kernel_wake_key(key, head, has);
+	}
+	queue(i, key);
 }
 
 /* ops.select_cpu found cpu idle for a waking i: it runs there at once. */

@@ -368,6 +368,16 @@ static inline u64 tix_cap_lead(u64 key, u64 reference, u64 cap)
 	return key;
 }
 
+/* A woken kernel thread's key (tix_core::vtime::kernel_wake_key): just
+ * ahead of the smallest key waiting where it may run (has_head), else its
+ * own. */
+static inline u64 tix_kernel_wake_key(u64 key, u64 head, int has_head)
+{
+	if (has_head && key >= head)
+		return head ? head - 1 : 0;
+	return key;
+}
+
 /*
  * Linux's rights as currencies (tix_core::cgroup): a cgroup funded by its
  * cpu.weight in its parent's currency, a user's base inside each cgroup, a

@@ -59,6 +59,10 @@ u64 tix_c_lead_cap(int stride, u64 starve, u64 slice, u64 vsum, u64 serving)
 }
 
 u64 tix_c_cap_lead(u64 key, u64 reference, u64 cap) { return tix_cap_lead(key, reference, cap); }
+u64 tix_c_kernel_wake_key(u64 key, u64 head, int has_head)
+{
+	return tix_kernel_wake_key(key, head, has_head);
+}
 
 u64 tix_c_nice_weight(int nice, int idle) { return tix_nice_weight(nice, idle); }
 u64 tix_c_cgroup_funding(u64 w, int idle) { return tix_cgroup_funding(w, idle); }
