@@ -42,7 +42,7 @@ diag "process states at start: $s0"
 #   served them. Wakers keyed with their credit below T start without
 #   moving T, so a task keyed at T (the daemon, this shell, a client)
 #   waited behind the backlog at each of its wake-ups: a tix fund took
-#   8.4 s here and 44.8 s in a clean-clone run, past the client's 10 s,
+#   8.4 s here and 44.8 s in a CI run, past the client's 10 s,
 #   and the checks took 711 s (docs/kernel-results.md).
 # - The sleepers are bob's, as a user's load would be: root's, they shared
 #   root's base with the daemon, this shell and the clients (Zepp's rule).
