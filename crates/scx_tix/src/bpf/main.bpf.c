@@ -114,10 +114,11 @@
  * default scheduler's nice and cpu.weight shares, except that users in
  * one cgroup are insulated from each other (on systemd each user has a
  * slice of their own, where that changes nothing). Kernel threads are a
- * user of their own (TIX_KERNEL_UID, see task_uid), not root's processes. Active sums are kept
- * in ops.runnable/quiescent and folded up the tree (proc_sync, group_sync,
- * cg_sync); a draw folds in what changed in its process since (tickets,
- * nice, a move), walks the task's currencies and cgroups up to the root
+ * user of their own (TIX_KERNEL_UID, see task_uid), not root's
+ * processes. Active sums are kept in ops.runnable/quiescent and folded
+ * up the tree (proc_sync, group_sync, cg_sync); a draw folds in what
+ * changed in its process since (tickets, nice, a move), walks the
+ * task's currencies and cgroups up to the root
  * (TIX_CG_DEPTH levels at most) and folds any level it finds stale there
  * (a base, funding or cpu.weight changed). cpu.max is counted, not
  * enforced.

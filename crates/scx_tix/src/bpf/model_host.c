@@ -261,10 +261,10 @@ static int queued_for(int cpu)
 	return 0;
 }
 
-/* ops.enqueue of a waking task i. */
 /* i is a kernel thread (main.bpf.c: PF_KTHREAD). */
 void tix_m_set_kernel(int i, int on) { M.kernel[i] = on; }
 
+/* ops.enqueue of a waking task i. */
 void tix_m_wake(int i)
 {
 	u64 key = draw(i, 0), head = 0;
