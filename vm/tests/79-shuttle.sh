@@ -30,9 +30,14 @@
 # counted as load for a period shifting where the shuttle sits (nine
 # runs, quiet and busy hosts, gave T1 .4224-.4504; a slow CI host .3789).
 # The three non-shuttles: mean .125 +- .012 under cfs, .146 +- .012 under
-# the shuttle. The shuttle itself is not held to .116: it joins each CPU's
-# policy at the front, as a new client (cores.rs), up to a quantum ahead
-# twice every 200 ms; it is held to .10-.16.
+# the shuttle. The shuttle itself is not held to .116: it shares T1's CPU
+# every other period, and what T1 loses there to moves (the .027 above:
+# a slice more where it was, then the front of T1's policy as a new
+# client, cores.rs) it gains, plus a quantum ahead at each join on the
+# other CPU (4 ms in 200 ms, .01 of the five). With w as for T1 it gets
+# .116 (1 - 2w)/(1 - w) - .018 to .116/(1 - w) + .037 (eight runs read
+# .128-.160 with w .04-.10; a slow CI host .1629 with w .1039, where a
+# fixed .16 was asserted).
 
 # fig41 RULE: T1 then T2..T5 (each niced before the next starts), 8 s;
 # prints "T1 T2 T3 T4 T5" shares, "w W" and the backend's last balance
@@ -91,8 +96,9 @@ r=$(fig41 shuttle)
 diag "shuttle: shares T1..T5 $(echo "$r" | cut -d' ' -f1-5) (ideal .447, shuttle .116, others .146); $(echo "$r" | cut -d' ' -f6-)"
 # The shuttle is the lowest-pid light task: T2.
 b=$(echo "$r" | awk '{ w = $7; printf "%.4f %.4f", 0.447 * (1 - 2 * w) / (1 - w) - 0.027, 0.447 / (1 - w) + 0.018 }')
-echo "$r" | awk -v c="$t1_cfs" -v lo="${b% *}" -v hi="${b#* }" '{ m = ($3 + $4 + $5) / 3; exit !($1 >= lo && $1 <= hi && $1 <= c - 0.03 && m >= 0.134 && m <= 0.158 && $2 >= 0.10 && $2 <= 0.16) }'
-check "shuttle: T1 $b (.447 with the guest's own part w of the CPUs on T1's CPU or on the other) and .03 under its share with CFS's rule (GPS-ward), the three others .146 +- .012" $?
+bs=$(echo "$r" | awk '{ w = $7; printf "%.4f %.4f", 0.116 * (1 - 2 * w) / (1 - w) - 0.018, 0.116 / (1 - w) + 0.037 }')
+echo "$r" | awk -v c="$t1_cfs" -v lo="${b% *}" -v hi="${b#* }" -v slo="${bs% *}" -v shi="${bs#* }" '{ m = ($3 + $4 + $5) / 3; exit !($1 >= lo && $1 <= hi && $1 <= c - 0.03 && m >= 0.134 && m <= 0.158 && $2 >= slo && $2 <= shi) }'
+check "shuttle: T1 $b (.447 with the guest's own part w of the CPUs on T1's CPU or on the other) and .03 under its share with CFS's rule (GPS-ward), the shuttle $bs, the three others .146 +- .012" $?
 echo "$r" | awk '{ for (i = 1; i < NF; i++) if ($i == "shuttle-moves") exit !($(i + 1) >= 40); exit 1 }'
 check "shuttle: the shuttle moved every period (>= 40 moves in ~10 s)" $?
 
