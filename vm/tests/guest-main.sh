@@ -12,7 +12,10 @@ diag "kernel $(uname -r), $(nproc) CPUs"
 for t in $TIX_TESTS/${TIX_ONLY:-[0-9]*.sh}; do
     [ -f "$t" ] || continue
     diag "== $(basename "$t")"
+    _gm_t0=$(now_ms)
     . "$t"
     tix_stop_quietly
+    # Each file's time in the guest, to see where a boot's time goes.
+    diag "-- $(basename "$t"): $((($(now_ms) - _gm_t0) / 1000)) s"
 done
 summary
