@@ -11,11 +11,13 @@ export PATH=/usr/local/bin:$PATH
 diag "kernel $(uname -r), $(nproc) CPUs"
 for t in $TIX_TESTS/${TIX_ONLY:-[0-9]*.sh}; do
     [ -f "$t" ] || continue
-    diag "== $(basename "$t")"
+    # The name is kept apart: a sourced file may set t for its own use.
+    _gm_name=$(basename "$t")
+    diag "== $_gm_name"
     _gm_t0=$(now_ms)
     . "$t"
     tix_stop_quietly
     # Each file's time in the guest, to see where a boot's time goes.
-    diag "-- $(basename "$t"): $((($(now_ms) - _gm_t0) / 1000)) s"
+    diag "-- $_gm_name: $((($(now_ms) - _gm_t0) / 1000)) s"
 done
 summary
