@@ -7,6 +7,7 @@ TIX_DPID=
 # Each test file starts from defaults (the state file of an earlier test is
 # removed) unless TIX_KEEP_STATE=1, as a restart test needs.
 tix_start() {
+    _ts0=$(now_ms)
     [ "${TIX_KEEP_STATE:-0}" = 1 ] || rm -f /var/lib/tix/state.json
     : >"$TIX_LOG"
     scx_tix "$@" >>"$TIX_LOG" 2>&1 &
@@ -18,6 +19,9 @@ tix_start() {
         [ $_i -gt 200 ] && return 1
         usleep 20000
     done
+    # Time to attach and serve, summed per file by guest-main.sh.
+    TIX_STARTS=$((${TIX_STARTS:-0} + 1))
+    TIX_START_MS=$((${TIX_START_MS:-0} + $(now_ms) - _ts0))
     return 0
 }
 

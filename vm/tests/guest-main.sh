@@ -15,9 +15,12 @@ for t in $TIX_TESTS/${TIX_ONLY:-[0-9]*.sh}; do
     _gm_name=$(basename "$t")
     diag "== $_gm_name"
     _gm_t0=$(now_ms)
+    TIX_STARTS=0
+    TIX_START_MS=0
     . "$t"
     tix_stop_quietly
-    # Each file's time in the guest, to see where a boot's time goes.
-    diag "-- $_gm_name: $((($(now_ms) - _gm_t0) / 1000)) s"
+    # Each file's time in the guest, and how much of it went to attaching
+    # scx_tix (verifier and load under TCG), to see where a boot's time goes.
+    diag "-- $_gm_name: $((($(now_ms) - _gm_t0) / 1000)) s, of which $((TIX_START_MS / 1000)) s in $TIX_STARTS attaches"
 done
 summary
