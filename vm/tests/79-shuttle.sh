@@ -78,12 +78,20 @@ fig41() {
     echo "$_s$_l $_d"
 }
 
+# wband R SHARE LESS MORE: "lo hi" for a share SHARE of the five with the
+# guest's own part w (field 7 of fig41's line R) all on the task's CPU,
+# SHARE (1 - 2w)/(1 - w) - LESS, or none of it, SHARE/(1 - w) + MORE.
+wband() {
+    echo "$1" | awk -v s="$2" -v l="$3" -v m="$4" '{ w = $7; printf "%.4f %.4f", s * (1 - 2 * w) / (1 - w) - l, s / (1 - w) + m }'
+}
+
 r=$(fig41 cfs)
 t1_cfs=$(echo "$r" | cut -d' ' -f1)
 diag "cfs: shares T1..T5 $(echo "$r" | cut -d' ' -f1-5) (under CFS .5 .125 .125 .125 .125); $(echo "$r" | cut -d' ' -f6-)"
 # T1 alone on its CPU: .5 of the five with no guest work, .5 (1 - 2w)/(1 - w)
 # with all of it on T1's CPU (w as under the shuttle below), less .01.
-lo=$(echo "$r" | awk '{ w = $7; printf "%.4f", 0.5 * (1 - 2 * w) / (1 - w) - 0.01 }')
+lo=$(wband "$r" 0.5 0.01 0)
+lo=${lo% *}
 echo "$r" | awk -v lo="$lo" '{ m = ($2 + $3 + $4 + $5) / 4; exit !($1 >= lo && m >= 0.113 && m <= 0.137) }'
 check "cfs: the imbalance is under half a weight, T1 keeps a CPU (>= $lo with the guest's own part w), the four share the other" $?
 # Which tasks CFS's rule moves depends on the guest's own passing work
@@ -95,8 +103,8 @@ check "cfs: no shuttle (CFS's rule alone)" $?
 r=$(fig41 shuttle)
 diag "shuttle: shares T1..T5 $(echo "$r" | cut -d' ' -f1-5) (ideal .447, shuttle .116, others .146); $(echo "$r" | cut -d' ' -f6-)"
 # The shuttle is the lowest-pid light task: T2.
-b=$(echo "$r" | awk '{ w = $7; printf "%.4f %.4f", 0.447 * (1 - 2 * w) / (1 - w) - 0.027, 0.447 / (1 - w) + 0.018 }')
-bs=$(echo "$r" | awk '{ w = $7; printf "%.4f %.4f", 0.116 * (1 - 2 * w) / (1 - w) - 0.018, 0.116 / (1 - w) + 0.037 }')
+b=$(wband "$r" 0.447 0.027 0.018)
+bs=$(wband "$r" 0.116 0.018 0.037)
 echo "$r" | awk -v c="$t1_cfs" -v lo="${b% *}" -v hi="${b#* }" -v slo="${bs% *}" -v shi="${bs#* }" '{ m = ($3 + $4 + $5) / 3; exit !($1 >= lo && $1 <= hi && $1 <= c - 0.03 && m >= 0.134 && m <= 0.158 && $2 >= slo && $2 <= shi) }'
 check "shuttle: T1 $b (.447 with the guest's own part w of the CPUs on T1's CPU or on the other) and .03 under its share with CFS's rule (GPS-ward), the shuttle $bs, the three others .146 +- .012" $?
 echo "$r" | awk '{ for (i = 1; i < NF; i++) if ($i == "shuttle-moves") exit !($(i + 1) >= 40); exit 1 }'
