@@ -98,8 +98,13 @@ static u32 slice_uid_of(struct cgroup *cgrp)
  * counted funding makes each change apply once; a level is looked at again
  * after its own change, so a CPU that raced this one (activating while
  * this deactivated) leaves the level agreeing with its sum.
+ *
+ * This walk and group_sync are global functions (scalar arguments): the
+ * verifier checks each once per program, where as static functions they
+ * were checked again on every path that reached them (value_of reaches
+ * group_sync three ways, each with cg_sync inside).
  */
-static void cg_sync(u64 cgid)
+__noinline int cg_sync(u64 cgid)
 {
 	struct tix_cgroup *c, *par;
 	bool changed = false;
@@ -126,6 +131,7 @@ static void cg_sync(u64 cgid)
 		cgid = c->parent;
 		changed = false;
 	}
+	return 0;
 }
 
 static struct tix_group *group_get(struct tix_group_key *k)
@@ -185,9 +191,9 @@ static void group_count(struct tix_group_key *k, u32 pcur, s64 delta)
  * from another parent since (tix fund) first takes what it counted out of
  * the old parent's sum.
  */
-static void group_sync(struct tix_group_key *start)
+__noinline int group_sync(u64 cgid, u32 uid, u32 cur)
 {
-	struct tix_group_key k = *start;
+	struct tix_group_key k = { .cgid = cgid, .uid = uid, .cur = cur };
 	bool changed = false;
 	u64 desired, old, fund;
 	struct tix_group *g;
@@ -218,7 +224,8 @@ static void group_sync(struct tix_group_key *start)
 		k.cur = g->pcur;
 		changed = false;
 	}
-	cg_sync(start->cgid);
+	cg_sync(cgid);
+	return 0;
 }
 
 /* The process's amount (tickets times its runnable threads' mean weight)
@@ -259,7 +266,7 @@ static void proc_sync(struct tix_proc_state *ps, u64 tickets, bool always)
 	struct tix_group_key k = { .cgid = ps->cgid, .uid = ps->uid, .cur = ps->cur };
 
 	if (proc_count(ps, group_get(&k), tickets) || always)
-		group_sync(&k);
+		group_sync(k.cgid, k.uid, k.cur);
 }
 
 /* A runnable process whose cgroup, owner or currency changed (cgroup
@@ -275,7 +282,7 @@ static void proc_move(struct tix_proc_state *ps, struct tix_group_key *to, u64 t
 	g = bpf_map_lookup_elem(&groups, &old);
 	if (g && taken)
 		__sync_fetch_and_sub(&g->active, (s64)taken);
-	group_sync(&old);
+	group_sync(old.cgid, old.uid, old.cur);
 	ps->cgid = to->cgid;
 	ps->uid = to->uid;
 	ps->cur = to->cur;
@@ -351,9 +358,10 @@ static bool stale(u64 counted, s64 active, u64 fund)
  * (a base, funding or cpu.weight changed since) is folded after the walk,
  * from that level up, and counts from the next draw on. This replaced a
  * fold walk before every draw, which looked the same levels up twice to
- * find, nearly always, nothing to fold.
+ * find, nearly always, nothing to fold. A global function for the reason
+ * draw_key is one (its walks' many exits end in one return).
  */
-static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
+__noinline u64 value_of(struct task_struct *p __arg_trusted, struct task_ctx *tctx)
 {
 	u32 tgid = p->tgid, i, parent;
 	u64 tickets, weight, x, nr, ga, below, cur, fund, act, resync = 0;
@@ -363,6 +371,8 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 	struct tix_cgroup *c;
 	struct tix_group *g;
 
+	if (!tctx)
+		return 1;
 	ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	if (!ps)
 		/* Table full (counted in nr_lost): its tickets are in no sum, and
@@ -444,7 +454,7 @@ static u64 value_of(struct task_struct *p, struct task_ctx *tctx)
 	 * own up, stopping at the first level that agrees: a stale one above
 	 * it needs its own walk. */
 	if (gstale)
-		group_sync(&ks);
+		group_sync(ks.cgid, ks.uid, ks.cur);
 	if (resync)
 		cg_sync(resync);
 	return tix_value_of_part(x);

@@ -31,17 +31,23 @@ static u64 run_cost(u64 e, u64 value, u64 used)
 	return tix_bpf_race_cost(e, value, used, slice_ns, compensate);
 }
 
+/* ARRAY_ELEM_PTR: in a global function (draw_key) dom is any u32, and
+ * clang checks the bound on a copy of the index it does not then use. */
 static u64 vtime_now(u32 dom)
 {
-	return dom < TIX_NR_DOMS ? *(volatile u64 *)&dom_vtime[dom] : 0;
+	u64 *t = ARRAY_ELEM_PTR(dom_vtime, dom, TIX_NR_DOMS);
+
+	return t ? *(volatile u64 *)t : 0;
 }
 
 static void advance_vtime(u32 dom, u64 key)
 {
+	u64 *t = ARRAY_ELEM_PTR(dom_vtime, dom, TIX_NR_DOMS);
+
 	/* Plain store, monotone check: two CPUs racing leave the larger or the
 	 * smaller of two nearby keys; either is a valid "now". */
-	if (dom < TIX_NR_DOMS && (s64)(key - vtime_now(dom)) > 0)
-		dom_vtime[dom] = key;
+	if (t && (s64)(key - *(volatile u64 *)t) > 0)
+		*t = key;
 }
 
 /*
@@ -107,9 +113,18 @@ static void set_serving(u32 c, u32 dom)
 	}
 }
 
-static u64 draw_key(struct task_struct *p, struct task_ctx *tctx, u32 dom, bool requeue)
+/* A global function: the verifier checks it once per program and its
+ * caller goes on from one return, where a static draw_key's every exit
+ * path (value_of's walks have many) was carried into the rest of the
+ * caller. Its pointer arguments may be NULL to the verifier. */
+__noinline u64 draw_key(struct task_struct *p __arg_trusted, struct task_ctx *tctx, u32 dom,
+			bool requeue)
 {
-	u64 value = value_of(p, tctx), t = vtime_now(dom), lag = 0, cap, key, plain, v, n;
+	u64 value, t = vtime_now(dom), lag = 0, cap, key, plain, v, n;
+
+	if (!tctx)
+		return t;
+	value = value_of(p, tctx);
 
 	if (tctx->vcounted) {
 		__sync_fetch_and_add(&vsum, (s64)value - (s64)tctx->vcounted);
