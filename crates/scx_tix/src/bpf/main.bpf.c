@@ -440,11 +440,17 @@ static void stat_flush(struct task_struct *p, struct task_ctx *tctx, u64 used,
 	}
 }
 
-/* Charge the time p ran since it was last charged: cost, then stats. */
-static void charge(struct task_struct *p, struct task_ctx *tctx, u64 now)
+/* Charge the time p ran since it was last charged: cost, then stats.
+ * Global, as are start_run, look, aged_serve, kernel_wake, reframe and
+ * the preemption helpers: see draw_key (vtime.bpf.h). */
+__noinline int charge(struct task_struct *p __arg_trusted, struct task_ctx *tctx, u64 now)
 {
 	u64 used = 0, bucket = TIX_HIST_BUCKETS;
-	u32 wins = tctx->wins_unflushed;
+	u32 wins;
+
+	if (!tctx)
+		return 0;
+	wins = tctx->wins_unflushed;
 
 	/* Charge the kernel's own execution time (the clock schedstat and
 	 * the slice use), not wall time: interrupts are not the task's. */
@@ -462,9 +468,10 @@ static void charge(struct task_struct *p, struct task_ctx *tctx, u64 now)
 			bucket = TIX_HIST_BUCKETS - 1;
 	}
 	if (!used && !wins)
-		return;
+		return 0;
 	tctx->wins_unflushed = 0;
 	stat_flush(p, tctx, used, bucket, wins);
+	return 0;
 }
 
 static void count_win(struct task_ctx *tctx)
@@ -474,14 +481,16 @@ static void count_win(struct task_ctx *tctx)
 }
 
 /*
- * p starts a run on cpu with key: the key becomes its own, its frame's T
+ * A task (tctx) starts a run on cpu with key: the key becomes its own, its frame's T
  * and cpu's move to it (if a decision chose it), the run's E is drawn and
  * the CPU's record is published for preemption.
  */
-static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
-		      u64 key, u64 now)
+__noinline int start_run(struct task_ctx *tctx, s32 cpu, u64 key, u64 now)
 {
 	u32 c = cpu;
+
+	if (!tctx)
+		return 0;
 
 	tctx->own = key;
 	/* A run on an idle CPU found at wake-up decided nothing: it moves no
@@ -507,6 +516,7 @@ static void start_run(struct task_struct *p, struct task_ctx *tctx, s32 cpu,
 		tctx->direct = 0;
 	else
 		count_win(tctx);
+	return 0;
 }
 
 static u64 head_key(u64 dsq, bool *found)
@@ -570,10 +580,13 @@ struct waiting {
 	bool ag;		/* the shared DSQ holds any task */
 };
 
-static void look(s32 cpu, struct waiting *w)
+__noinline int look(s32 cpu, struct waiting *w)
 {
+	if (!w)
+		return 0;
 	w->kl = head_key(cpu, &w->hl);
 	w->kg = shared_key(cpu, &w->hg, &w->ag);
+	return 0;
 }
 
 /*
@@ -671,7 +684,7 @@ static bool aged_move(s32 cpu, u64 dsq, u64 now)
 	return false;
 }
 
-static bool aged_serve(s32 cpu, u64 now)
+__noinline bool aged_serve(s32 cpu, u64 now)
 {
 	u32 c = cpu;
 
@@ -693,10 +706,14 @@ static bool aged_serve(s32 cpu, u64 now)
  * guard scans only the DSQ's tail). A kthread that stays runnable is keyed
  * by its cost as any task; only waking moves it up.
  */
-static u64 kernel_wake(struct task_ctx *tctx, u32 dom, u64 key)
+__noinline u64 kernel_wake(struct task_ctx *tctx, u32 dom, u64 key)
 {
 	bool hl = false, hg = false;
-	u64 kl = head_key(dom, &hl), kg = 0, nk;
+	u64 kl, kg = 0, nk;
+
+	if (!tctx)
+		return key;
+	kl = head_key(dom, &hl);
 
 	if (dom != TIX_GLOBAL_DSQ)
 		kg = head_key(TIX_GLOBAL_DSQ, &hg);
@@ -829,7 +846,7 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	struct task_ctx *pctx = NULL;
 	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ, sd;
 	int pick; /* 0 prev, 1 local, 2 shared */
-	struct waiting w;
+	struct waiting w = {};
 	u64 kick = 0, kpc;
 	bool hp = false;
 
@@ -912,7 +929,7 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	pctx->dom = pdom;
 	if (!w.hl && !w.ag)
 		kp = uncontested_key(pctx, kp, pdom);
-	start_run(prev, pctx, cpu, kp, now);
+	start_run(pctx, cpu, kp, now);
 }
 
 void BPF_STRUCT_OPS(tix_running, struct task_struct *p)
@@ -926,7 +943,7 @@ void BPF_STRUCT_OPS(tix_running, struct task_struct *p)
 	tctx->next_ready = 0;
 	tctx->started_at = now;
 	tctx->exec_at = p->se.sum_exec_runtime;
-	start_run(p, tctx, scx_bpf_task_cpu(p), tctx->key, now);
+	start_run(tctx, scx_bpf_task_cpu(p), tctx->key, now);
 }
 
 void BPF_STRUCT_OPS(tix_stopping, struct task_struct *p, bool runnable)

@@ -30,7 +30,7 @@ static u64 cpu_position(u32 c, u64 now)
  * lottery p99 1.75x the default's with the furthest CPU always, 1.38x so).
  * Sync wake-ups never get here (tix_enqueue).
  */
-static void preempt_for(struct task_struct *p, u64 key, u32 dom)
+__noinline int preempt_for(struct task_struct *p __arg_trusted, u64 key, u32 dom)
 {
 	u64 now = bpf_ktime_get_ns(), gap = 0, pos;
 	s32 best = -1, here = bpf_get_smp_processor_id();
@@ -59,6 +59,7 @@ static void preempt_for(struct task_struct *p, u64 key, u32 dom)
 		cpu_kick_key[best] = key ? key : 1;
 		scx_bpf_kick_cpu(best, SCX_KICK_PREEMPT);
 	}
+	return 0;
 }
 
 /*
@@ -74,14 +75,14 @@ static void preempt_for(struct task_struct *p, u64 key, u32 dom)
  * ops.select_cpu, which found none, and here; p then preempts instead of
  * taking it.
  */
-static bool preempt_own_cpu(struct task_struct *p, struct task_ctx *tctx, u64 key,
-			    u32 dom, u64 enq_flags)
+__noinline bool preempt_own_cpu(struct task_struct *p __arg_trusted, struct task_ctx *tctx,
+				u64 key, u32 dom, u64 enq_flags)
 {
 	s32 tc = scx_bpf_task_cpu(p);
-	struct waiting w;
+	struct waiting w = {};
 	u64 now;
 
-	if (tc < 0 || tc >= TIX_MAX_CPUS || (u32)tc >= nr_cpus)
+	if (!tctx || tc < 0 || tc >= TIX_MAX_CPUS || (u32)tc >= nr_cpus)
 		return false;
 	if (dom != TIX_GLOBAL_DSQ && dom != (u32)tc)
 		return false;

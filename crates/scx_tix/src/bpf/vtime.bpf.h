@@ -192,9 +192,12 @@ static u64 uncontested_key(struct task_ctx *tctx, u64 key, u32 dom)
  * watchdog (stress-ng's affinity workers were stalled 11.7 s so), or
  * monopolise a CPU whose time is far ahead.
  */
-static u64 reframe(struct task_ctx *tctx, u64 key, u32 dom)
+__noinline u64 reframe(struct task_ctx *tctx, u64 key, u32 dom)
 {
 	u64 t = vtime_now(dom);
+
+	if (!tctx)
+		return key;
 
 	key = tix_next_key(key, t, tix_lag_bound(one_run(tctx->value, tctx->run_avg)), 0);
 	return tix_cap_lead(key, t, lead_cap_now(tctx->value, dom));
