@@ -219,6 +219,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
 
     let shutdown = lifecycle::shutdown_flag()?;
 
+    let load_start = std::time::Instant::now();
     let mut open_object = MaybeUninit::<OpenObject>::uninit();
     let mut builder = BpfSkelBuilder::default();
     builder.obj_builder.debug(opts.verbose > 1);
@@ -262,6 +263,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
         skel.progs.tix_write_fault.set_autoattach(false);
     }
     let mut skel = scx_ops_load!(skel, tix_ops, uei)?;
+    let load_ms = load_start.elapsed().as_millis();
+    let verified = verified_insns(&skel);
 
     state::prepare(&opts.state).map_err(anyhow::Error::msg)?;
     // A broken state file stops the start: silently dropping it would lose
@@ -378,7 +381,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
         server::Limits::default(),
     );
     eprintln!(
-        "scx_tix: attached ({}, slice {} us, compensation {}, wake lag {} slices)",
+        "scx_tix: attached ({}, slice {} us, compensation {}, wake lag {} slices; \
+         loaded in {load_ms} ms, {verified} instructions verified)",
         policy.name(),
         opts.slice_us,
         rule.name(),
@@ -517,6 +521,24 @@ fn log_lost(was: &tix_ctl::Lost, now: &tix_ctl::Lost, max_tasks: u32) {
             eprintln!("scx_tix: {table}: {n} more {what}");
         }
     }
+}
+
+/// Instructions the kernel's verifier walked over the loaded programs: the
+/// bulk of a load's time (under TCG, 234,206 took 23-33 s to attach and
+/// 56,291 took 4-9 s; docs/kernel-results.md). 0 where the kernel does not
+/// report it.
+fn verified_insns(skel: &BpfSkel) -> u64 {
+    use libbpf_rs::skel::Skel;
+    use std::os::fd::AsFd;
+    let ids: std::collections::HashSet<u32> = skel
+        .object()
+        .progs()
+        .filter_map(|p| libbpf_rs::Program::id_from_fd(p.as_fd()).ok())
+        .collect();
+    libbpf_rs::query::ProgInfoIter::default()
+        .filter(|i| ids.contains(&i.id))
+        .map(|i| u64::from(i.verified_insns))
+        .sum()
 }
 
 fn read_counters(skel: &BpfSkel) -> stats::Counters {
