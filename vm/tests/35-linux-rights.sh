@@ -1,9 +1,10 @@
 # Linux's own rights under tix (tix_core::cgroup): nice and cgroup v2
 # cpu.weight are currencies, so with no tix settings the shares are the
 # default scheduler's. Each case runs under the default scheduler first
-# (no sched_ext), then under stride and lottery, in the same boot; the
-# checks compare each with the ideal (the kernel's weights), and the diag
-# lines show the default's own figure beside it.
+# (no sched_ext), then under stride and lottery (one attach each for all
+# the cases), in the same boot; the checks compare each with the ideal
+# (the kernel's weights), and the diag lines show the default's own figure
+# beside it.
 #
 # Bounds. Stride is deterministic: 2 points of the ideal (its error is about
 # a slice, 3.5 ms in 8 s, well under a point). Lottery pinned to one CPU:
@@ -64,29 +65,36 @@ group_shares() {
         printf "\n" }'
 }
 
-# Each case: CASE_NAME, a setup that sets $GROUPS ("pid,pid;pid"), the
-# ideal shares, and the CPU mode (pinned: one CPU; free: 2 CPUs).
-run_case() { # NAME IDEAL... -- (setup in case_NAME, which sets GROUPS)
-    _name=$1
+# Each case: case_NAME, a setup that sets $GROUPS ("pid,pid;pid"), and its
+# ideal shares (add_case). Every case runs under the default scheduler
+# first, then under stride, then under lottery, each policy attached once
+# for all the cases (an attach costs seconds under TCG).
+CASES=""
+add_case() { # NAME IDEAL...
+    CASES="$CASES $1"
+    _n=$1
     shift
-    _ideal="$*"
-    for _sched in default stride lottery; do
-        if [ "$_sched" != default ]; then
-            tix_start --policy "$_sched" || { check "$_name: $_sched attached" 1; continue; }
-        fi
+    eval "ideal_$_n=\"\$*\""
+}
+
+# run_cases SCHED: every case under SCHED (default: no sched_ext; stride or
+# lottery: scx_tix, attached by the caller).
+run_cases() {
+    _sched=$1
+    for _name in $CASES; do
+        eval "_ideal=\$ideal_$_name"
         "case_$_name"
         sleep 0.5
         _sh=$(group_shares 8 "$GROUPS")
         stop $(echo "$GROUPS" | tr ';,' '  ')
-        [ "$_sched" != default ] && tix_stop
-        case $_sched in default) _def=$_sh ;; esac
         if [ "$_sched" = default ]; then
+            eval "def_$_name=\"\$_sh\""
             diag "$_name: default scheduler shares $_sh (ideal $_ideal)"
             continue
         fi
+        eval "_def=\$def_$_name"
         _ok=0
         _i=1
-        _worst=0
         for _t in $_ideal; do
             _s=$(echo "$_sh" | awk -v i=$_i '{ print $i }')
             if [ "$_sched" = stride ]; then _tol=0.02; else _tol=$(lottery_tol "$_t" 8); fi
@@ -100,15 +108,15 @@ run_case() { # NAME IDEAL... -- (setup in case_NAME, which sets GROUPS)
 
 # nice 0 against nice 10 and nice 5, one CPU: 1024/(1024+110), 1024/(1024+335).
 case_nice10() { GROUPS="$(nhog 1 0);$(nhog 1 10)"; }
-run_case nice10 0.9030 0.0970
+add_case nice10 0.9030 0.0970
 case_nice5() { GROUPS="$(nhog 1 0);$(nhog 1 5)"; }
-run_case nice5 0.7535 0.2465
+add_case nice5 0.7535 0.2465
 
 # cpu.weight 100 against 900, one hog in each, one CPU.
 mkcg a 100
 mkcg b 900
 case_weight() { GROUPS="$(nhog 1 0 a);$(nhog 1 0 b)"; }
-run_case weight 0.1000 0.9000
+add_case weight 0.1000 0.9000
 
 # A two-level tree, one CPU: p (100) holds p1 (100) and p2 (300); q (200).
 # p gets 1/3, split 1:3 inside: p1 1/12, p2 3/12, q 8/12.
@@ -118,16 +126,16 @@ mkcg p/p1 100
 mkcg p/p2 300
 mkcg q 200
 case_tree() { GROUPS="$(nhog 1 0 p/p1);$(nhog 1 0 p/p2);$(nhog 1 0 q)"; }
-run_case tree 0.0833 0.2500 0.6667
+add_case tree 0.0833 0.2500 0.6667
 
 # Unpinned on 2 CPUs: cpu.weight 100:900 with two hogs in each cgroup. a's
 # 0.2 CPU and b's 1.8 CPUs are both feasible (b's hogs take 0.9 CPU each).
 case_weightfree() { GROUPS="$(nhog any 0 a),$(nhog any 0 a);$(nhog any 0 b),$(nhog any 0 b)"; }
-run_case weightfree 0.1000 0.9000
+add_case weightfree 0.1000 0.9000
 
 # Unpinned: two hogs at nice 0, two at nice 5: 2*1024/(2*1024+2*335) each way.
 case_nicefree() { GROUPS="$(nhog any 0),$(nhog any 0);$(nhog any 5),$(nhog any 5)"; }
-run_case nicefree 0.7535 0.2465
+add_case nicefree 0.7535 0.2465
 
 # Samih's VM weights: a 4-thread VM-shaped process in a cgroup of weight 300
 # against a single-threaded one in a cgroup of weight 100, unpinned on 2
@@ -136,17 +144,17 @@ run_case nicefree 0.7535 0.2465
 mkcg vm 300
 mkcg one 100
 case_vm() { GROUPS="$(vmproc 4 vm);$(nhog any 0 one)"; }
-run_case vm 0.7500 0.2500
+add_case vm 0.7500 0.2500
 
 # systemd's user slices: user.slice/user-UID.slice is the user's currency,
 # funded by the user's base once one is set (else by its cpu.weight).
 # alice's hog in her slice, bob's in his, one CPU: equal at first (weight
-# 100 each), then 3:1 once alice's base is 3000 against bob's 1000.
+# 100 each), then 3:1 once alice's base is 3000 against bob's 1000. Run
+# last under each policy: the bases stay set until the scheduler stops.
 US=$CG/user.slice
 mkdir -p "$US" && echo +cpu >"$US/cgroup.subtree_control" &&
     mkdir -p "$US/user-1001.slice" "$US/user-1002.slice"
-for pol in stride lottery; do
-    tix_start --policy "$pol"
+user_slices() { # POLICY
     UA=$(nhog 1 0)
     echo "$UA" >"$US/user-1001.slice/cgroup.procs"
     UB=$(su -s /bin/sh bob -c "exec taskset 2 sh -c 'while :; do :; done'" </dev/null >/dev/null 2>&1 & echo $!)
@@ -156,11 +164,21 @@ for pol in stride lottery; do
     lsetbase -u alice 3000 >/dev/null && lsetbase -u bob 1000 >/dev/null
     sleep 0.5
     s2=$(measure_snap 8 "$UA" "$UB" | awk 'NR == 1 { print $3 }')
-    if [ "$pol" = stride ]; then t1=0.02; t2=0.02; else t1=$(lottery_tol 0.5 8); t2=$(lottery_tol 0.75 8); fi
-    diag "$pol user slices: alice's share $s1 (.5000) with no bases set, $s2 (.7500) with bases 3000 : 1000"
+    if [ "$1" = stride ]; then t1=0.02; t2=0.02; else t1=$(lottery_tol 0.5 8); t2=$(lottery_tol 0.75 8); fi
+    diag "$1 user slices: alice's share $s1 (.5000) with no bases set, $s2 (.7500) with bases 3000 : 1000"
     near "$s1" 0.5 "$t1" && near "$s2" 0.75 "$t2"
-    check "$pol: a user's slice is funded by the user's base once set" $?
+    check "$1: a user's slice is funded by the user's base once set" $?
     stop "$UA" "$UB"
+}
+
+run_cases default
+for pol in stride lottery; do
+    if ! tix_start --policy "$pol"; then
+        check "$pol attached" 1
+        continue
+    fi
+    run_cases "$pol"
+    user_slices "$pol"
     tix_stop
 done
 sleep 0.3
