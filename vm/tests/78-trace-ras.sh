@@ -100,8 +100,14 @@ c1=$(writes_of "$got" "$T1")
 c2=$(writes_of "$got" "$T2")
 l1=$(fault_links)
 [ "$l1" = 1 ]; check "trace: while a process is traced, the fault counter is attached ($l1 link)" $?
-[ "$c1" = 480 ]; check "trace: thread 1 wrote 48 pages x 10 rounds: counted $c1 (480)" $?
-[ "$c2" = 160 ]; check "trace: thread 2 wrote 16 pages x 10 rounds: counted $c2 (160)" $?
+# A write to a protected page faults once, or now and then twice: a
+# protection pass between its fault and the write's retry (the thread
+# preempted on its way back to user space), or a stale read-only TLB
+# entry on a CPU the thread moved to, and the count is of faults. One run
+# counted 161 for thread 2. Bound: at most one such repeat per thread per
+# round (a round's writes take well under the 10 ms period).
+[ "$c1" -ge 480 ] && [ "$c1" -le 490 ]; check "trace: thread 1 wrote 48 pages x 10 rounds: counted $c1 (480, at most 10 retried)" $?
+[ "$c2" -ge 160 ] && [ "$c2" -le 170 ]; check "trace: thread 2 wrote 16 pages x 10 rounds: counted $c2 (160, at most 10 retried)" $?
 ns_traced=$(awk '/^done/ { print $2 }' /tmp/w78.out)
 
 # --- bad input: one line, non-zero, nothing changed ---
