@@ -6,7 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step's header says how long the run has taken so far, to see where
+# CI time goes.
+t_start=$(date +%s)
+step() { printf '\n== %s (at %d s)\n' "$*" $(($(date +%s) - t_start)); }
 
 step "setup"
 bash scripts/setup.sh
@@ -63,3 +66,4 @@ step "kernel scheduler in sched_ext VMs (two kernels)"
 # release to release: kfunc names, DSQ semantics). The boots share the
 # host's CPUs in lanes, one single-threaded TCG guest per CPU.
 bash vm/tests/run.sh --second-kernel
+step "done"
