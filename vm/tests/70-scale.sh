@@ -25,11 +25,14 @@ diag "currencies restored: $ncur"
 [ "$ncur" = 1000 ]; check "1,000 currencies restored from the state file" $?
 seq0=$(cat /sys/kernel/sched_ext/enable_seq 2>/dev/null)
 sleep 2
+# pstart PID: PID's start time (stat field 22; the name before it may hold
+# spaces, so counted from the ")" that ends it), empty once PID is gone.
+pstart() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $20 }'; }
 # procs: "PID:STARTTIME" of every process now, to tell later which of them
 # have ended (a pid reused since has another start time).
 procs() {
     for _d in /proc/[0-9]*; do
-        _st=$(sed 's/.*) //' "$_d/stat" 2>/dev/null | awk '{ print $20 }')
+        _st=$(pstart "${_d#/proc/}")
         [ -n "$_st" ] && echo "${_d#/proc/}:$_st"
     done
 }
@@ -37,8 +40,7 @@ procs() {
 ended() {
     _n=0
     for _e in $1; do
-        _st=$(sed 's/.*) //' "/proc/${_e%%:*}/stat" 2>/dev/null | awk '{ print $20 }')
-        [ "$_st" = "${_e#*:}" ] || _n=$((_n + 1))
+        [ "$(pstart "${_e%%:*}")" = "${_e#*:}" ] || _n=$((_n + 1))
     done
     echo "$_n"
 }

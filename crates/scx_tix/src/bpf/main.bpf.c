@@ -481,9 +481,9 @@ static void count_win(struct task_ctx *tctx)
 }
 
 /*
- * A task (tctx) starts a run on cpu with key: the key becomes its own, its frame's T
- * and cpu's move to it (if a decision chose it), the run's E is drawn and
- * the CPU's record is published for preemption.
+ * A task (tctx) starts a run on cpu with key: the key becomes its own, its
+ * frame's T and cpu's move to it (if a decision chose it), the run's E is
+ * drawn and the CPU's record is published for preemption.
  */
 __noinline int start_run(struct task_ctx *tctx, s32 cpu, u64 key, u64 now)
 {
