@@ -524,9 +524,9 @@ fn log_lost(was: &tix_ctl::Lost, now: &tix_ctl::Lost, max_tasks: u32) {
 }
 
 /// Instructions the kernel's verifier walked over the loaded programs: the
-/// bulk of a load's time (under TCG, 234,206 took 23-33 s to attach and
-/// 56,291 took 4-9 s; docs/kernel-results.md). 0 where the kernel does not
-/// report it.
+/// bulk of a load's time (under TCG in an idle guest, 234,206 took 23-33 s
+/// to attach and 56,291 took 4-9 s; docs/kernel-results.md). 0 where the
+/// kernel does not report it.
 fn verified_insns(skel: &BpfSkel) -> u64 {
     use libbpf_rs::skel::Skel;
     use std::os::fd::AsFd;
