@@ -34,5 +34,20 @@ LN=$!
 usleep 300000
 [ "$(ltix -p "$LN")" = 250 ]; check "lnice -p 250 runs the command with 250 tickets" $?
 kill "$LN" 2>/dev/null
+# Kernel threads are a user of their own (tix top's UID "kernel", uid
+# 4294967295): root may set that user's base by name, alice may not (an
+# amount she could give herself), and the kernel threads' rows in tix top
+# carry it.
+as_alice "lsetbase -u kernel 500" 2>/tmp/err.out; r=$?
+diag "alice> lsetbase -u kernel 500: $(cat /tmp/err.out)"
+[ $r != 0 ] && [ "$(ltix -u kernel)" = 1000 ]; check "alice cannot change the kernel threads' base" $?
+lsetbase -u kernel 2000 >/dev/null && [ "$(ltix -u kernel)" = 2000 ] && [ "$(ltix -u 4294967295)" = 2000 ]
+check "root sets the kernel threads' base by name" $?
+# (a row's keys come sorted: base first, uid near the end)
+tix top --once --json --interval 0.2 2>/dev/null | grep -o '{"base":[^}]*}' | grep '"uid":4294967295,' >/tmp/kt.json
+nk=$(wc -l </tmp/kt.json)
+n2k=$(grep -c '"base":2000,' /tmp/kt.json)
+diag "kernel threads in tix top: $nk, of which $n2k with base 2000; $(head -n 1 /tmp/kt.json)"
+[ "$nk" -gt 0 ] && [ "$n2k" = "$nk" ]; check "the kernel threads' rows in tix top carry base 2000" $?
 stop "$B" "$AL"
 tix_stop

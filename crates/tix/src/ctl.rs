@@ -196,9 +196,17 @@ fn lrenice(args: &[String]) -> Result<u8> {
     }
 }
 
+/// A user's uid: a name in /etc/passwd, a number, or `kernel`, the user
+/// kernel threads are valued as (tix top's UID column names it so), unless
+/// a real user holds that name.
 fn user_uid(user: &str) -> Result<u32> {
-    tix_ctl::uid_of(user).ok_or_else(|| anyhow!("no such user: {user}"))
+    tix_ctl::uid_of(user)
+        .or_else(|| (user == KERNEL_USER).then_some(tix_core::cgroup::KERNEL_UID))
+        .ok_or_else(|| anyhow!("no such user: {user}"))
 }
+
+/// The name `lsetbase -u` and `ltix -u` take for the kernel threads' user.
+pub(crate) const KERNEL_USER: &str = "kernel";
 
 /// `lsetbase -u USER N` (the -u may be left out, as in the thesis's usage).
 fn lsetbase(args: &[String]) -> Result<u8> {
@@ -207,7 +215,7 @@ fn lsetbase(args: &[String]) -> Result<u8> {
         _ => args,
     };
     let [user, n] = rest else {
-        bail!("usage: lsetbase -u USER TICKETS");
+        bail!("usage: lsetbase -u USER|kernel TICKETS");
     };
     let uid = user_uid(user)?;
     let base = number(n, "TICKETS")?;
@@ -245,6 +253,21 @@ mod tests {
 
     fn argv(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// `kernel` names the kernel threads' user where no real user holds
+    /// the name; numbers and unknown names keep their meaning.
+    #[test]
+    fn the_kernel_threads_user_has_a_name() {
+        let real = std::fs::read_to_string("/etc/passwd")
+            .ok()
+            .and_then(|pw| tix_ctl::passwd_uid(&pw, KERNEL_USER));
+        let want = real.unwrap_or(tix_core::cgroup::KERNEL_UID);
+        assert_eq!(user_uid(KERNEL_USER).unwrap(), want);
+        assert_eq!(user_uid("4294967295").unwrap(), u32::MAX);
+        assert_eq!(user_uid("0").unwrap(), 0);
+        let e = user_uid("no-such-user-here").unwrap_err().to_string();
+        assert_eq!(e, "no such user: no-such-user-here");
     }
 
     #[test]

@@ -192,7 +192,7 @@ fn cells(r: &Row) -> [String; 10] {
         r.pid.to_string(),
         r.tgid.to_string(),
         if r.uid == tix_core::cgroup::KERNEL_UID {
-            "kernel".into()
+            crate::ctl::KERNEL_USER.into()
         } else {
             r.uid.to_string()
         },
