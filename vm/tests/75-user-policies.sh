@@ -69,7 +69,7 @@ shares_ok() {
 # stall_room OUT: the stalled time the shell's last counters line reports
 # (stalled + forgiven ms) over the hogs' time in measure_snap's OUT.
 stall_room() {
-    _s=$(tail -n 1 "$U_LOG" | awk '{ for (i = 1; i < NF; i++) if ($i == "stalled" || $i == "forgiven") s += $(i + 1) } END { print s + 0 }')
+    _s=$(user_stalled_ms)
     echo "$1" | awk -v s="$_s" '{ t += $2 } END { printf "%.4f\n", (t > 0 ? s * 1e6 / t : 1) }'
 }
 

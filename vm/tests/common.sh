@@ -170,6 +170,13 @@ user_start() { # ARGS... (U_BIN=scx_tix starts it through scx_tix's hand-over)
     wait_attach "$U_PID" 180000 || { diag "scx_tix_user did not attach:"; tail -5 "$U_LOG" | sed 's/^/#   /'; return 1; }
 }
 
+# user_stalled_ms: the time scx_tix_user's last counters line says the
+# host stalled a run (stalled + forgiven ms, from attach to exit): a vCPU
+# the host did not run bills that time to whichever task ran on it.
+user_stalled_ms() {
+    tail -n 1 "$U_LOG" | awk '{ for (i = 1; i < NF; i++) if ($i == "stalled" || $i == "forgiven") s += $(i + 1) } END { print s + 0 }'
+}
+
 user_stop() {
     [ -n "$U_PID" ] || return 0
     kill -TERM "$U_PID" 2>/dev/null
