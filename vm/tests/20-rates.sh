@@ -36,10 +36,11 @@ rate_run() { # POLICY RATIO
         fit_ok "$3 $4 $5 $6 $7" "$2"
         check "stride $2:1 shares within 1% (+ 4 SE of the fit)" $?
     else
-        out=$(measure_snap 10 "$A" "$B")
+        draws_during 10 "$A $B" measure_snap 10 "$A" "$B"
+        out=$OUT
         share=$(share_of "$out")
-        diag "$1 $2:1 -> ratio $(ratio_of "$out"), share $share (target $target_share)"
-        tol=$(lottery_tol "$target_share" 10)
+        diag "$1 $2:1 -> ratio $(ratio_of "$out"), share $share (target $target_share; $DRAWS lotteries, stalled $STALLED)"
+        tol=$(lottery_tol "$target_share" 10 "$DRAWS" "$STALL_SQ")
         near "$share" "$target_share" "$tol"
         check "lottery $2:1 share within max(3 points, 4 sd) = $tol" $?
     fi
@@ -73,11 +74,16 @@ for pol in lottery stride; do
         diag "stride change: 4:1 half fitted $f1; 1:1 half fitted $f2 (ratio share endpoints samples SE)"
         fit_ok "$f1" 4 && fit_ok "$f2" 1
     else
-        o1=$(measure_snap 8 "$A" "$B")
+        draws_during 8 "$A $B" measure_snap 8 "$A" "$B"
+        o1=$OUT
+        n1=$DRAWS
+        q1=$STALL_SQ
+        d1=$STALLED
         lrenice "$A" 100 >/dev/null
-        o2=$(measure_snap 8 "$A" "$B")
-        diag "$pol change: 4:1 half ratio $(ratio_of "$o1") share $(share_of "$o1"); 1:1 half ratio $(ratio_of "$o2") share $(share_of "$o2")"
-        near "$(share_of "$o1")" 0.8 "$(lottery_tol 0.8 8)" && near "$(share_of "$o2")" 0.5 "$(lottery_tol 0.5 8)"
+        draws_during 8 "$A $B" measure_snap 8 "$A" "$B"
+        o2=$OUT
+        diag "$pol change: 4:1 half ratio $(ratio_of "$o1") share $(share_of "$o1") ($n1 lotteries, stalled $d1); 1:1 half ratio $(ratio_of "$o2") share $(share_of "$o2") ($DRAWS lotteries, stalled $STALLED)"
+        near "$(share_of "$o1")" 0.8 "$(lottery_tol 0.8 8 "$n1" "$q1")" && near "$(share_of "$o2")" 0.5 "$(lottery_tol 0.5 8 "$DRAWS" "$STALL_SQ")"
     fi
     check "$pol: ticket change 4:1 -> 1:1, both halves within tolerance" $?
     stop "$A" "$B"

@@ -1,7 +1,8 @@
 # User insulation (Zepp Fig. 32-38): alice runs 1 hog, bob 10, all on CPU 1,
 # equal base tickets -> alice's hog gets 50% (bob's 10 split the other half).
-# Then bob's base is doubled -> alice 1/3. Lottery, 10 s each: ~2500 draws,
-# sd of alice's share <= 1 point; bound max(3 points, 4 sd) (lottery_tol).
+# Then bob's base is doubled -> alice 1/3. Lottery, 10 s each: at most
+# ~2500 draws; bound max(3 points, 4 sd) over the lotteries the hogs won
+# in the window (lottery_tol, draws_during).
 
 tix_start --policy lottery
 check "insulation: attached" $?
@@ -9,16 +10,16 @@ AL=$(hog 1 alice)
 BOBS=""
 for i in 1 2 3 4 5 6 7 8 9 10; do BOBS="$BOBS $(hog 1 bob)"; done
 sleep 0.5
-out=$(measure_shares 10 "$AL" $BOBS)
-sa=$(share_of "$out")
-diag "alice 1 hog vs bob 10, equal base: alice share $sa (target 0.5)"
-t=$(lottery_tol 0.5 10); near "$sa" 0.5 "$t"; check "equal base: alice's one hog gets 50% +-$t" $?
+draws_during 10 "$AL $BOBS" measure_shares 10 "$AL" $BOBS
+sa=$(share_of "$OUT")
+diag "alice 1 hog vs bob 10, equal base: alice share $sa (target 0.5; $DRAWS lotteries, stalled $STALLED)"
+t=$(lottery_tol 0.5 10 "$DRAWS" "$STALL_SQ"); near "$sa" 0.5 "$t"; check "equal base: alice's one hog gets 50% +-$t" $?
 lsetbase -u bob 2000 >/dev/null; check "root doubles bob's base" $?
 sleep 0.2
-out=$(measure_shares 10 "$AL" $BOBS)
-sa=$(share_of "$out")
-diag "bob base doubled: alice share $sa (target 0.3333)"
-t=$(lottery_tol 0.3333 10); near "$sa" 0.3333 "$t"; check "bob's base doubled: alice gets 33% +-$t" $?
+draws_during 10 "$AL $BOBS" measure_shares 10 "$AL" $BOBS
+sa=$(share_of "$OUT")
+diag "bob base doubled: alice share $sa (target 0.3333; $DRAWS lotteries, stalled $STALLED)"
+t=$(lottery_tol 0.3333 10 "$DRAWS" "$STALL_SQ"); near "$sa" 0.3333 "$t"; check "bob's base doubled: alice gets 33% +-$t" $?
 tix top --once --active >/tmp/top.out 2>&1; r=$?
 sed -n '1,14p' /tmp/top.out | sed 's/^/#   /'
 [ $r = 0 ] && grep -q "$AL" /tmp/top.out; check "tix top --once lists the hogs" $?

@@ -85,7 +85,8 @@ run_cases() {
         eval "_ideal=\$ideal_$_name"
         "case_$_name"
         sleep 0.5
-        _sh=$(group_shares 8 "$GROUPS")
+        draws_during 8 "$(echo "$GROUPS" | tr ';,' '  ')" group_shares 8 "$GROUPS"
+        _sh=$OUT
         stop $(echo "$GROUPS" | tr ';,' '  ')
         if [ "$_sched" = default ]; then
             eval "def_$_name=\"\$_sh\""
@@ -97,11 +98,11 @@ run_cases() {
         _i=1
         for _t in $_ideal; do
             _s=$(echo "$_sh" | awk -v i=$_i '{ print $i }')
-            if [ "$_sched" = stride ]; then _tol=0.02; else _tol=$(lottery_tol "$_t" 8); fi
+            if [ "$_sched" = stride ]; then _tol=0.02; else _tol=$(lottery_tol "$_t" 8 "$DRAWS" "$STALL_SQ"); fi
             near "$_s" "$_t" "$_tol" || _ok=1
             _i=$((_i + 1))
         done
-        diag "$_name: $_sched shares $_sh (ideal $_ideal; default $_def)"
+        diag "$_name: $_sched shares $_sh (ideal $_ideal; default $_def$([ "$_sched" = lottery ] && echo "; $DRAWS lotteries, stalled $STALLED"))"
         check "$_name under $_sched: every share within its bound of the ideal" $_ok
     done
 }
@@ -160,12 +161,17 @@ user_slices() { # POLICY
     UB=$(su -s /bin/sh bob -c "exec taskset 2 sh -c 'while :; do :; done'" </dev/null >/dev/null 2>&1 & echo $!)
     echo "$UB" >"$US/user-1002.slice/cgroup.procs"
     sleep 0.5
-    s1=$(measure_snap 8 "$UA" "$UB" | awk 'NR == 1 { print $3 }')
+    draws_during 8 "$UA $UB" measure_snap 8 "$UA" "$UB"
+    s1=$(echo "$OUT" | awk 'NR == 1 { print $3 }')
+    n1=$DRAWS
+    q1=$STALL_SQ
+    d1=$STALLED
     lsetbase -u alice 3000 >/dev/null && lsetbase -u bob 1000 >/dev/null
     sleep 0.5
-    s2=$(measure_snap 8 "$UA" "$UB" | awk 'NR == 1 { print $3 }')
-    if [ "$1" = stride ]; then t1=0.02; t2=0.02; else t1=$(lottery_tol 0.5 8); t2=$(lottery_tol 0.75 8); fi
-    diag "$1 user slices: alice's share $s1 (.5000) with no bases set, $s2 (.7500) with bases 3000 : 1000"
+    draws_during 8 "$UA $UB" measure_snap 8 "$UA" "$UB"
+    s2=$(echo "$OUT" | awk 'NR == 1 { print $3 }')
+    if [ "$1" = stride ]; then t1=0.02; t2=0.02; else t1=$(lottery_tol 0.5 8 "$n1" "$q1"); t2=$(lottery_tol 0.75 8 "$DRAWS" "$STALL_SQ"); fi
+    diag "$1 user slices: alice's share $s1 (.5000) with no bases set, $s2 (.7500) with bases 3000 : 1000$([ "$1" = lottery ] && echo " ($n1, $DRAWS lotteries; stalled $d1; $STALLED)")"
     near "$s1" 0.5 "$t1" && near "$s2" 0.75 "$t2"
     check "$1: a user's slice is funded by the user's base once set" $?
     stop "$UA" "$UB"

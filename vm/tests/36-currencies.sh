@@ -24,8 +24,8 @@
 # .4 of their sum).
 #
 # Bounds as in 35-linux-rights.sh: stride 2 points, lottery max(3 points,
-# 4 binomial sd) over ~250 draws a second (unpinned there are twice the
-# draws, so the bound is wider than needed).
+# 4 binomial sd) over the lotteries the measured tasks won in the window
+# (draws_during).
 
 PIN="taskset 2"
 asu() { # USER COMMAND...: run as USER, pinned to CPU 1 ($PIN; empty: free); prints the pid
@@ -40,20 +40,26 @@ value_of() { # PID: the value tix top shows for it
     tix top --once --interval 0.3 | awk -v p="$1" '$1 == p { print $7 }'
 }
 
-shares_ok() { # POLICY "SHARES" "IDEAL"
+shares_ok() { # POLICY "SHARES" "IDEAL" DRAWS STALL_SQ
     _i=1
     _r=0
     for _t in $3; do
         _s=$(echo "$2" | awk -v i=$_i '{ print $i }')
-        if [ "$1" = stride ]; then _tol=0.02; else _tol=$(lottery_tol "$_t" 8); fi
+        if [ "$1" = stride ]; then _tol=0.02; else _tol=$(lottery_tol "$_t" 8 "$4" "$5"); fi
         near "$_s" "$_t" "$_tol" || _r=1
         _i=$((_i + 1))
     done
     return $_r
 }
 
-snap_shares() { # SECS PID...: shares in argument order, one line
-    measure_snap "$@" | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $3 } END { print "" }'
+# snap_shares SECS "DRAWN" PID...: sets SH to the PIDs' shares in argument
+# order (one line) and DRAWS to the lotteries the DRAWN pids won meanwhile.
+snap_shares() {
+    _ss=$1
+    _sd=$2
+    shift 2
+    draws_during "$_ss" "$_sd" measure_snap "$_ss" "$@"
+    SH=$(echo "$OUT" | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $3 } END { print "" }')
 }
 
 # wait_held PID...: until tix lstkt lists every PID, 10 s at most. fundx's
@@ -101,14 +107,16 @@ for pol in stride lottery; do
         diag "$pol Fig. 3 values: thread2 $v2 (400), thread3 $v3 (600), thread4 $v4 (2000)"
         within "${v2:-0}" 400 0.01 && within "${v3:-0}" 600 0.01 && within "${v4:-0}" 2000 0.01
         check "$pol: Fig. 3's values in base tickets, task1 asleep and inactive ($mode)" $?
-        sh=$(snap_shares 8 "$TH2" "$TH3" "$TH4")
         if [ $mode = pinned ]; then
-            diag "$pol Fig. 3 shares, pinned: $sh (ideal .1333 .2000 .6667)"
-            shares_ok "$pol" "$sh" "0.1333 0.2000 0.6667"
+            snap_shares 8 "$TH2 $TH3 $TH4" "$TH2" "$TH3" "$TH4"
+            diag "$pol Fig. 3 shares, pinned: $SH (ideal .1333 .2000 .6667; $DRAWS lotteries, stalled $STALLED)"
+            shares_ok "$pol" "$SH" "0.1333 0.2000 0.6667" "$DRAWS" "$STALL_SQ"
         else
-            diag "$pol Fig. 3 shares, unpinned on 2 CPUs: $sh (water-filled ideal .2 .3 .5)"
-            echo "$sh" | awk '{ exit !($3 >= 0.48) }' &&
-                shares_ok "$pol" "$(echo "$sh" | awk '{ printf "%.4f", $1 / ($1 + $2) }')" "0.4"
+            # thread2 against thread3: the lotteries that decided it are those they won
+            snap_shares 8 "$TH2 $TH3" "$TH2" "$TH3" "$TH4"
+            diag "$pol Fig. 3 shares, unpinned on 2 CPUs: $SH (water-filled ideal .2 .3 .5; thread2 and 3 won $DRAWS lotteries; stalled $STALLED)"
+            echo "$SH" | awk '{ exit !($3 >= 0.48) }' &&
+                shares_ok "$pol" "$(echo "$SH" | awk '{ printf "%.4f", $1 / ($1 + $2) }')" "0.4" "$DRAWS" "$STALL_SQ"
         fi
         check "$pol: Fig. 3's CPU shares, $mode" $?
         # Removing a currency that backs a process is refused; once the
@@ -131,14 +139,19 @@ for pol in stride lottery; do
         B2=$(asu alice "tix fundx 200.B $hogcmd")
         wait_held "$A1" "$A2" "$B1" "$B2"
         sleep 0.5
-        s1=$(snap_shares 8 "$A1" "$A2" "$B1" "$B2")
+        snap_shares 8 "$A1 $A2 $B1 $B2" "$A1" "$A2" "$B1" "$B2"
+        s1=$SH
+        n1=$DRAWS
+        q1=$STALL_SQ
+        d1=$STALLED
         B3=$(asu alice "tix fundx 300.B $hogcmd")
         wait_held "$B3"
         sleep 0.5
-        s2=$(snap_shares 8 "$A1" "$A2" "$B1" "$B2" "$B3")
-        diag "$pol Fig. 9, $mode: before B3 $s1 (ideal .1667 .3333 .1667 .3333); after $s2 (ideal .1667 .3333 .0833 .1667 .2500)"
-        shares_ok "$pol" "$s1" "0.1667 0.3333 0.1667 0.3333" &&
-            shares_ok "$pol" "$s2" "0.1667 0.3333 0.0833 0.1667 0.2500"
+        snap_shares 8 "$A1 $A2 $B1 $B2 $B3" "$A1" "$A2" "$B1" "$B2" "$B3"
+        s2=$SH
+        diag "$pol Fig. 9, $mode: before B3 $s1 (ideal .1667 .3333 .1667 .3333; $n1 lotteries, stalled $d1); after $s2 (ideal .1667 .3333 .0833 .1667 .2500; $DRAWS lotteries, stalled $STALLED)"
+        shares_ok "$pol" "$s1" "0.1667 0.3333 0.1667 0.3333" "$n1" "$q1" &&
+            shares_ok "$pol" "$s2" "0.1667 0.3333 0.0833 0.1667 0.2500" "$DRAWS" "$STALL_SQ"
         check "$pol: Fig. 9, B's inflation leaves A's tasks their shares ($mode)" $?
         stop "$A1" "$A2" "$B1" "$B2" "$B3"
         sleep 0.3

@@ -4,7 +4,8 @@
 # hogs of hers (100 each), all pinned to CPU 1. During the loan S holds 400
 # of 600: .667 of the three hogs' CPU; when the loan ends (--for expires,
 # `tix return`, or the lender exits) S is back to 100: .333.
-# Bounds: stride 2 points; lottery max(3 points, 4 binomial sd) over 4 s.
+# Bounds: stride 2 points; lottery max(3 points, 4 binomial sd) over the
+# lotteries the three hogs won in the 4 s window.
 
 as_alice() { su -s /bin/sh alice -c "export PATH=$PATH; $*"; }
 apin() { # COMMAND...: as alice on CPU 1; prints the pid
@@ -14,8 +15,9 @@ apin() { # COMMAND...: as alice on CPU 1; prints the pid
 hogcmd="sh -c 'while :; do :; done'"
 
 s_share() { # POLICY SECS IDEAL: S's share of the three hogs, checked
-    _sh=$(measure_snap "$2" "$S" "$H1" "$H2" | awk 'NR == 1 { print $3 }')
-    if [ "$1" = stride ]; then _tol=0.02; else _tol=$(lottery_tol "$3" "$2"); fi
+    draws_during "$2" "$S $H1 $H2" measure_snap "$2" "$S" "$H1" "$H2"
+    _sh=$(echo "$OUT" | awk 'NR == 1 { print $3 }')
+    if [ "$1" = stride ]; then _tol=0.02; else _tol=$(lottery_tol "$3" "$2" "$DRAWS" "$STALL_SQ"); fi
     echo "$_sh"
     near "$_sh" "$3" "$_tol"
 }

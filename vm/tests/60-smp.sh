@@ -249,9 +249,9 @@ diag "leader-exit process $LX: leader state $st, other threads$thr"
 [ "$st" = Z ] && echo "$thr" | grep -q ':R'; check "the leader exited first, a thread still runs" $?
 kill -9 "$LX"
 sleep 0.5
-out=$(measure_snap "$SECS" "$B" "$O")
-sb=$(share_of "$out")
-t=$(lottery_tol 0.5 "$SECS")
+draws_during "$SECS" "$B $O" measure_snap "$SECS" "$B" "$O"
+sb=$(share_of "$OUT")
+t=$(lottery_tol 0.5 "$SECS" "$DRAWS" "$STALL_SQ")
 diag "after the leader-first process ended: alice's other hog $sb (target 0.5, tol $t)"
 near "$sb" 0.5 "$t"; check "a leader-first exit leaves no tickets in the user's sum" $?
 stop "$B" "$O"

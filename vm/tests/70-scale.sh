@@ -223,10 +223,11 @@ sleep 2
 diag "after the sleepers: $(tix status | grep -E '^(process states|tables full):' | tr '\n' ' ')"
 W=$(hog 0 alice)
 sleep 1
-out=$(measure_snap 5 "$T" "$W")
-diag "$out"
+draws_during 5 "$T $W" measure_snap 5 "$T" "$W"
+out=$OUT
+diag "$out ($DRAWS lotteries, stalled $STALLED)"
 sw=$(echo "$out" | awk 'NR == 2 { print $3 }')
-tol=$(lottery_tol 0.5 5)
+tol=$(lottery_tol 0.5 5 "$DRAWS" "$STALL_SQ")
 near "$sw" 0.5 "$tol"; check "entries freed: a new process is counted again (share $sw, 0.5 +- $tol)" $?
 stop "$T" "$W"
 tix_stop

@@ -244,6 +244,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
         rodata.slice_ns = opts.slice_us * 1000;
         rodata.wake_slices = opts.wake_lag;
         rodata.nr_cpus = nr_cpus;
+        rodata.tick_ns = stats::tick_ns();
     }
     {
         skel.maps.data_data.as_mut().unwrap().compensate = rule.code();
@@ -339,6 +340,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
             aged_serves: Some(0),
             direct: 0,
             preempt_kicks: Some(0),
+            stalled_ms: Some(0),
+            stalled_sq_ms2: Some(0),
             lost: Default::default(),
             proc_states: 0,
             cgroups: 0,
@@ -552,6 +555,8 @@ fn read_counters(skel: &BpfSkel) -> stats::Counters {
         aged_serves: unsafe { std::ptr::read_volatile(&bss.nr_aged_serves) },
         direct: unsafe { std::ptr::read_volatile(&bss.nr_direct) },
         preempt_kicks: unsafe { std::ptr::read_volatile(&bss.nr_preempt_kicks) },
+        stalled_ns: unsafe { std::ptr::read_volatile(&bss.stalled_ns) },
+        stalled_sq_us2: unsafe { std::ptr::read_volatile(&bss.stalled_sq_us2) },
         proc_states: unsafe { std::ptr::read_volatile(&bss.nr_proc_states) }.max(0) as u64,
         lost: {
             let l = |i: u32| unsafe { std::ptr::read_volatile(&bss.nr_lost[i as usize]) };

@@ -39,6 +39,8 @@ pub struct Metrics {
     pub direct: u64,
     #[stat(desc = "Wake-ups that cut a runner short: kicks and direct preemptions")]
     pub preempt_kicks: u64,
+    #[stat(desc = "Run time past a slice and a tick, ms: the host did not run the vCPU")]
+    pub stalled_ms: u64,
     #[stat(desc = "Processes with scheduler state")]
     pub proc_states: u64,
     #[stat(desc = "cgroups with the cpu controller")]
@@ -60,6 +62,7 @@ impl Metrics {
             aged_serves: s.aged_serves.unwrap_or(0),
             direct: s.direct,
             preempt_kicks: s.preempt_kicks.unwrap_or(0),
+            stalled_ms: s.stalled_ms.unwrap_or(0),
             proc_states: s.proc_states,
             cgroups: s.cgroups,
             cgroups_cpu_max: s.cgroups_cpu_max,
@@ -88,6 +91,8 @@ pub struct Counters {
     pub aged_serves: u64,
     pub direct: u64,
     pub preempt_kicks: u64,
+    pub stalled_ns: u64,
+    pub stalled_sq_us2: u64,
     pub lost: tix_ctl::Lost,
     pub proc_states: u64,
     pub cgroups: u64,
@@ -166,6 +171,24 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The kernel's tick (1/HZ): the resolution of CLOCK_MONOTONIC_COARSE,
+/// which advances once a jiffy. 4 ms (HZ=250, Debian's) if it cannot be
+/// read or is implausible.
+pub fn tick_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to write.
+    let r = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    let ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+    if r == 0 && (1_000_000..=10_000_000).contains(&ns) {
+        ns
+    } else {
+        4_000_000
+    }
+}
+
 /// Rate of a monotone counter between two samples.
 pub fn rate(before: u64, after: u64, dt_ns: u64) -> f64 {
     if dt_ns == 0 {
@@ -200,6 +223,14 @@ mod tests {
         assert_eq!(rate(100, 350, 500_000_000), 500.0);
         assert_eq!(rate(100, 50, 1), 0.0);
         assert_eq!(rate(1, 2, 0), 0.0);
+    }
+
+    #[test]
+    fn the_tick_is_one_jiffy() {
+        // CLOCK_MONOTONIC_COARSE moves once a jiffy: HZ is 100..1000.
+        let t = tick_ns();
+        assert!((1_000_000..=10_000_000).contains(&t), "{t}");
+        assert_eq!(1_000_000_000 % t, 0, "{t} is not 1/HZ");
     }
 
     #[test]
@@ -263,6 +294,8 @@ mod scx_stats_tests {
             aged_serves: Some(1),
             direct: 3,
             preempt_kicks: Some(11),
+            stalled_ms: Some(250),
+            stalled_sq_ms2: Some(62_500),
             lost: Default::default(),
             proc_states: 12,
             cgroups: 4,
@@ -288,9 +321,10 @@ mod scx_stats_tests {
                 m.policy.as_str(),
                 m.compensation.as_str(),
                 m.decisions,
-                m.preempt_kicks
+                m.preempt_kicks,
+                m.stalled_ms
             ),
-            ("stride", "zepp", 40_000, 11)
+            ("stride", "zepp", 40_000, 11, 250)
         );
         shared.lock().unwrap().status.decisions = 40_001;
         let m: Metrics = client.request("stats", vec![]).unwrap();

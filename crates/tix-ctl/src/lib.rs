@@ -212,6 +212,16 @@ pub struct Status {
     /// daemon that predates the count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempt_kicks: Option<u64>,
+    /// Run time past the longest slice and a tick, in ms: time the host
+    /// did not run a vCPU, billed to the task on it. Room a share measured
+    /// over a window may need; None from a daemon that predates the count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalled_ms: Option<u64>,
+    /// The sum of each stalled stretch's square, in ms^2: with p(1-p) it
+    /// is the variance (in ms^2) a stall adds to a task's CPU time of a
+    /// window, when it was billed to the task with p of the runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalled_sq_ms2: Option<u64>,
     /// Entries full tables could not take since attach: threads whose
     /// process has no state entry (it runs at value 1), first wake-ups of a
     /// user with no runnable sum in a cgroup (value 1), tasks and users
@@ -316,6 +326,14 @@ impl Status {
                 "counter",
                 "Wake-ups that cut a running task short to decide at once (a kick, or the woken task preempting its own CPU).",
                 &[("", k.to_string())],
+            );
+        }
+        if let Some(ms) = self.stalled_ms {
+            metric(
+                "tix_stalled_seconds",
+                "counter",
+                "Run time past the longest slice and a tick: time the host did not run a vCPU, billed to the task on it.",
+                &[("", format!("{}", ms as f64 / 1e3))],
             );
         }
         let l = self.lost;
@@ -873,6 +891,8 @@ mod tests {
         assert!(!s.to_openmetrics().contains("tix_preempt_kicks"));
         assert_eq!(s.aged_serves, None);
         assert!(!s.to_openmetrics().contains("tix_aged_serves"));
+        assert_eq!(s.stalled_ms, None);
+        assert!(!s.to_openmetrics().contains("tix_stalled"));
         assert_eq!(s.compensation_name(), "on");
         s.compensation = false;
         assert_eq!(s.compensation_name(), "off");
@@ -933,6 +953,8 @@ mod tests {
             aged_serves: Some(1),
             direct: 3,
             preempt_kicks: Some(5),
+            stalled_ms: Some(1250),
+            stalled_sq_ms2: Some(9000),
             lost: Lost {
                 proc_state: 1,
                 ..Lost::default()
@@ -954,6 +976,7 @@ mod tests {
             "tix_preempt_kicks_total 5",
             "tix_starvation_serves_total 2",
             "tix_aged_serves_total 1",
+            "tix_stalled_seconds_total 1.25",
             "tix_table_full_total{table=\"process_state\"} 1",
             "tix_process_states_max 65536",
             "tix_cgroups 12",

@@ -88,6 +88,12 @@ pub fn status(a: StatusArgs) -> Result<u8> {
                     .map_or("not reported".to_string(), |k| k.to_string())
             );
             let l = s.lost;
+            if let Some(ms) = s.stalled_ms {
+                println!(
+                    "stalled: {ms} ms (squares {} ms^2; run time past a slice and a tick: the host did not run a vCPU)",
+                    s.stalled_sq_ms2.unwrap_or(0)
+                );
+            }
             println!("process states: {} of {}", s.proc_states, s.max_tasks);
             println!(
                 "cgroups: {} ({} set cpu.max, not enforced)",

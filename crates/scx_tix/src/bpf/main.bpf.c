@@ -195,6 +195,9 @@ const volatile u64 starve_ns = 500000000;
 const volatile u32 nr_cpus = 1;
 /* Own slices of lag a waking task keeps (tix_core::vtime::wake_lag). */
 const volatile u64 wake_slices = TIX_WAKE_SLICES;
+/* The kernel's tick (1/HZ), read by the daemon from CLOCK_MONOTONIC_COARSE's
+ * resolution: a slice ends at the first tick past it. */
+const volatile u64 tick_ns = 4000000;
 
 /* Written by the daemon while attached. */
 volatile u32 policy = TIX_POLICY_LOTTERY;
@@ -210,6 +213,13 @@ u64 nr_lost[TIX_NR_LOST];
 s64 nr_proc_states;	/* entries in proc_state, for leak checks and tix status */
 s64 nr_cgroups;		/* entries in cgroups */
 s64 nr_cg_quota;	/* cgroups with a cpu.max quota, which tix does not enforce */
+/* Run time past the longest slice plus a tick (charge): time the host did
+ * not run the vCPU, billed to the task on it (a busy host; TCG); and the
+ * sum of each such stretch's square in us^2, from which a share measured
+ * over a window gets its added variance (many short stretches average
+ * out, one long one does not). */
+u64 stalled_ns;
+u64 stalled_sq_us2;
 
 /* Each frame's virtual time (by DSQ id: CPU c's, then the shared one) and
  * the runnable tasks' summed value. */
@@ -445,7 +455,7 @@ static void stat_flush(struct task_struct *p, struct task_ctx *tctx, u64 used,
  * the preemption helpers: see draw_key (vtime.bpf.h). */
 __noinline int charge(struct task_struct *p __arg_trusted, struct task_ctx *tctx, u64 now)
 {
-	u64 used = 0, bucket = TIX_HIST_BUCKETS;
+	u64 used = 0, bucket = TIX_HIST_BUCKETS, max_run;
 	u32 wins;
 
 	if (!tctx)
@@ -466,6 +476,21 @@ __noinline int charge(struct task_struct *p __arg_trusted, struct task_ctx *tctx
 		bucket = slice_ns ? used * TIX_HIST_BUCKETS / slice_ns : 0;
 		if (bucket >= TIX_HIST_BUCKETS)
 			bucket = TIX_HIST_BUCKETS - 1;
+		/* A charge covers one slice at most (dispatch charges at each
+		 * slice end), which the kernel ends at the first tick past it:
+		 * anything longer is a stretch no scheduler granted, billed to
+		 * whichever task ran, and a share measured over a window moves
+		 * with it; tix status names it so tests and operators can
+		 * tell. Named approximation: RAS slices are taken at their
+		 * longest. */
+		max_run = (policy == TIX_POLICY_RAS && TIX_RAS_MAX_SLICE_NS > slice_ns ?
+			   TIX_RAS_MAX_SLICE_NS : slice_ns) + tick_ns;
+		if (used > max_run) {
+			u64 us = (used - max_run) / 1000;
+
+			__sync_fetch_and_add(&stalled_ns, used - max_run);
+			__sync_fetch_and_add(&stalled_sq_us2, us * us);
+		}
 	}
 	if (!used && !wins)
 		return 0;
