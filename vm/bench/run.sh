@@ -19,7 +19,8 @@
 #     single-threaded TCG waits for the other vCPU's turn and dominates
 #   - the BPF callbacks' cost: run time per call from the kernel's BPF
 #     statistics (kernel.bpf_stats_enabled, read with bpftool) over all of
-#     the above
+#     the above, and scx_tix's per-task starvation guard on its own (its
+#     looks timed by scx_tix, from tix status) per dispatch call
 #   - the user-space backend's decision time per dispatch (its own timing,
 #     the last stats line it prints)
 # for: default, scx_tix --policy lottery, scx_tix --policy stride,
@@ -360,6 +361,7 @@ echo "bench: $(nproc) CPUs, kernel $(uname -r); measuring: $B_MEASURE; $B_ROUNDS
 echo 1 >/proc/sys/kernel/bpf_stats_enabled || fail "cannot enable kernel.bpf_stats_enabled"
 : >/tmp/bpf-costs
 : >/tmp/user-costs
+: >/tmp/guard-costs
 # Rounds interleave the schedulers (default, then each of --scheds, again),
 # so a host that slows down during the boot weighs on every row alike.
 for round in $(seq "$B_ROUNDS"); do
@@ -400,6 +402,13 @@ for round in $(seq "$B_ROUNDS"); do
         case $sched in
             lottery | stride | peer)
                 st=$(tix status 2>&1) && echo "$st" | sed 's/^/bench: tix status: /'
+                # The per-task guard's looks and their time this attach
+                # ("per-task guard: N looks, US us ..."; a build before the
+                # count prints none), against this attach's dispatch line.
+                echo "$st" | awk -v l="$label" '$1 == "per-task" && $2 == "guard:" { print l, $3, $5 }' >/tmp/guard-now
+                if [ -s /tmp/guard-now ]; then
+                    echo "$(cat /tmp/guard-now) $(awk -v l="$label" '$1 == l && $2 == "dispatch" { t = $3; c = $4 } END { print t + 0, c + 0 }' /tmp/bpf-costs)" >>/tmp/guard-costs
+                fi
                 ;;
             user-*)
                 # "policy gr3 dispatches N picks N decision N ns/dispatch ...":
@@ -466,6 +475,17 @@ awk -v labels="$labels" '{ t[$1 " " $2] += $3; c[$1 " " $2] += $4; cb[$2] = 1; T
            row = "| all callbacks"
            for (i = 1; i <= n; i++) row = row " | " (C[L[i]] > 0 ? sprintf("%.0f | %d", T[L[i]] / C[L[i]], C[L[i]]) : "- | 0")
            print row " |" }' /tmp/bpf-costs | sort
+if [ -s /tmp/guard-costs ]; then
+    # label looks guard_us dispatch_ns dispatch_calls, one line per attach:
+    # the guard's time spread over every dispatch call, and its part of
+    # dispatch's run time (it runs inside dispatch).
+    echo
+    echo "| scheduler | per-task guard: looks | us per look | ns per dispatch call | of dispatch's run time |"
+    echo "|---|---|---|---|---|"
+    awk '{ n[$1] += $2; u[$1] += $3; t[$1] += $4; c[$1] += $5 }
+         END { for (l in n) printf "| %s | %d | %.1f | %.1f | %.2f%% |\n", l, n[l], (n[l] ? u[l] / n[l] : 0),
+               (c[l] ? u[l] * 1000 / c[l] : 0), (t[l] ? 100 * u[l] * 1000 / t[l] : 0) }' /tmp/guard-costs | sort
+fi
 echo
 echo "| user-space backend | decision ns per dispatch (its own timing) |"
 echo "|---|---|"

@@ -21,11 +21,12 @@ check "the verifier walks at most 100,000 instructions over scx_tix's programs (
 on_scx "$h1"; check "a hog is scheduled by sched_ext" $?
 tix status >/tmp/status.out 2>&1; r=$?
 sed 's/^/#   /' /tmp/status.out
-[ $r = 0 ] && grep -q '^stalled: [0-9][0-9]* ms ' /tmp/status.out
-check "tix status exits 0 while attached and reports the stalled run time" $?
+[ $r = 0 ] && grep -q '^stalled: [0-9][0-9]* ms ' /tmp/status.out &&
+    grep -q '^per-task guard: [0-9][0-9]* looks, [0-9][0-9]* us ' /tmp/status.out
+check "tix status exits 0 while attached and reports the stalled run time and the guard's looks" $?
 tix status --openmetrics >/tmp/status.prom 2>&1; r=$?
 [ $r = 0 ] && grep -qx 'tix_attached 1' /tmp/status.prom && grep -q '^tix_decisions_total [0-9]' /tmp/status.prom &&
-    grep -q '^tix_stalled_seconds_total [0-9]' /tmp/status.prom &&
+    grep -q '^tix_stalled_seconds_total [0-9]' /tmp/status.prom && grep -q '^tix_guard_scans_total [0-9]' /tmp/status.prom &&
     [ "$(tail -n 1 /tmp/status.prom)" = "# EOF" ]
 check "tix status --openmetrics: attached, decisions counted, # EOF" $?
 tix status --openmetrics --tasks >/tmp/status-tasks.prom 2>&1; r=$?

@@ -391,6 +391,8 @@ pub fn publish(shared: &Arc<Mutex<Shared>>, c: &Counters, rate: f64, policy: Pol
     sh.status.preempt_kicks = Some(c.preempt_kicks);
     sh.status.stalled_ms = Some(c.stalled_ns / 1_000_000);
     sh.status.stalled_sq_ms2 = Some(c.stalled_sq_us2 / 1_000_000);
+    sh.status.guard_scans = Some(c.guard_scans);
+    sh.status.guard_us = Some(c.guard_ns / 1000);
     sh.status.lost = c.lost;
     sh.status.proc_states = c.proc_states;
     sh.status.cgroups = c.cgroups;

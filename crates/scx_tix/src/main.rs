@@ -342,6 +342,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
             preempt_kicks: Some(0),
             stalled_ms: Some(0),
             stalled_sq_ms2: Some(0),
+            guard_scans: Some(0),
+            guard_us: Some(0),
             lost: Default::default(),
             proc_states: 0,
             cgroups: 0,
@@ -557,6 +559,8 @@ fn read_counters(skel: &BpfSkel) -> stats::Counters {
         preempt_kicks: unsafe { std::ptr::read_volatile(&bss.nr_preempt_kicks) },
         stalled_ns: unsafe { std::ptr::read_volatile(&bss.stalled_ns) },
         stalled_sq_us2: unsafe { std::ptr::read_volatile(&bss.stalled_sq_us2) },
+        guard_scans: unsafe { std::ptr::read_volatile(&bss.nr_guard_scans) },
+        guard_ns: unsafe { std::ptr::read_volatile(&bss.guard_ns) },
         proc_states: unsafe { std::ptr::read_volatile(&bss.nr_proc_states) }.max(0) as u64,
         lost: {
             let l = |i: u32| unsafe { std::ptr::read_volatile(&bss.nr_lost[i as usize]) };

@@ -222,6 +222,12 @@ pub struct Status {
     /// window, when it was billed to the task with p of the runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stalled_sq_ms2: Option<u64>,
+    /// The per-task guard's looks (each CPU's every starve_ns/8) and the
+    /// time they took, in us; None from a daemon that predates the count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard_scans: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard_us: Option<u64>,
     /// Entries full tables could not take since attach: threads whose
     /// process has no state entry (it runs at value 1), first wake-ups of a
     /// user with no runnable sum in a cgroup (value 1), tasks and users
@@ -326,6 +332,20 @@ impl Status {
                 "counter",
                 "Wake-ups that cut a running task short to decide at once (a kick, or the woken task preempting its own CPU).",
                 &[("", k.to_string())],
+            );
+        }
+        if let (Some(n), Some(us)) = (self.guard_scans, self.guard_us) {
+            metric(
+                "tix_guard_scans",
+                "counter",
+                "The per-task starvation guard's looks at the waiting tasks.",
+                &[("", n.to_string())],
+            );
+            metric(
+                "tix_guard_seconds",
+                "counter",
+                "Time the per-task starvation guard's looks took.",
+                &[("", format!("{}", us as f64 / 1e6))],
             );
         }
         if let Some(ms) = self.stalled_ms {
@@ -955,6 +975,8 @@ mod tests {
             preempt_kicks: Some(5),
             stalled_ms: Some(1250),
             stalled_sq_ms2: Some(9000),
+            guard_scans: Some(3),
+            guard_us: Some(1500),
             lost: Lost {
                 proc_state: 1,
                 ..Lost::default()
@@ -977,6 +999,8 @@ mod tests {
             "tix_starvation_serves_total 2",
             "tix_aged_serves_total 1",
             "tix_stalled_seconds_total 1.25",
+            "tix_guard_scans_total 3",
+            "tix_guard_seconds_total 0.0015",
             "tix_table_full_total{table=\"process_state\"} 1",
             "tix_process_states_max 65536",
             "tix_cgroups 12",

@@ -88,6 +88,12 @@ pub fn status(a: StatusArgs) -> Result<u8> {
                     .map_or("not reported".to_string(), |k| k.to_string())
             );
             let l = s.lost;
+            if let (Some(n), Some(us)) = (s.guard_scans, s.guard_us) {
+                println!(
+                    "per-task guard: {n} looks, {us} us ({:.1} us each)",
+                    us as f64 / n.max(1) as f64
+                );
+            }
             if let Some(ms) = s.stalled_ms {
                 println!(
                     "stalled: {ms} ms (squares {} ms^2; run time past a slice and a tick: the host did not run a vCPU)",

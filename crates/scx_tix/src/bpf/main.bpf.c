@@ -207,6 +207,8 @@ u64 nr_decisions;
 u64 nr_prev_kept;
 u64 nr_starve_serves;	/* both guards' serves */
 u64 nr_aged_serves;	/* of them, the per-task guard's (aged_serve) */
+u64 nr_guard_scans;	/* the per-task guard's looks, and their time (ns): */
+u64 guard_ns;		/* its price, per dispatch in vm/bench */
 u64 nr_direct;
 u64 nr_preempt_kicks;	/* wake-up preemptions: kicks (preempt_for) and direct ones (preempt_own_cpu) */
 u64 nr_lost[TIX_NR_LOST];
@@ -713,11 +715,21 @@ __noinline bool aged_serve(s32 cpu, u64 now)
 {
 	u32 c = cpu;
 
+	u64 t0;
+	bool served;
+
 	if (c >= TIX_MAX_CPUS ||
 	    (s64)(now - cpu_aged_at[c]) < (s64)(starve_ns / TIX_AGE_CHECKS))
 		return false;
 	cpu_aged_at[c] = now;
-	return aged_move(cpu, c, now) || aged_move(cpu, TIX_GLOBAL_DSQ, now);
+	/* Timed on its own (two clock reads per look, a look per CPU every
+	 * starve_ns/TIX_AGE_CHECKS): BPF statistics count only whole
+	 * programs, and the guard lives inside dispatch. */
+	t0 = bpf_ktime_get_ns();
+	served = aged_move(cpu, c, now) || aged_move(cpu, TIX_GLOBAL_DSQ, now);
+	__sync_fetch_and_add(&guard_ns, bpf_ktime_get_ns() - t0);
+	__sync_fetch_and_add(&nr_guard_scans, 1);
+	return served;
 }
 
 /*
