@@ -405,10 +405,9 @@ for round in $(seq "$B_ROUNDS"); do
                 # The per-task guard's looks and their time this attach
                 # ("per-task guard: N looks, US us ..."; a build before the
                 # count prints none), against this attach's dispatch line.
-                echo "$st" | awk -v l="$label" '$1 == "per-task" && $2 == "guard:" { print l, $3, $5 }' >/tmp/guard-now
-                if [ -s /tmp/guard-now ]; then
-                    echo "$(cat /tmp/guard-now) $(awk -v l="$label" '$1 == l && $2 == "dispatch" { t = $3; c = $4 } END { print t + 0, c + 0 }' /tmp/bpf-costs)" >>/tmp/guard-costs
-                fi
+                g=$(echo "$st" | awk -v l="$label" '$1 == "per-task" && $2 == "guard:" { print l, $3, $5 }')
+                [ -z "$g" ] ||
+                    echo "$g $(awk -v l="$label" '$1 == l && $2 == "dispatch" { t = $3; c = $4 } END { printf "%.0f %.0f\n", t, c }' /tmp/bpf-costs)" >>/tmp/guard-costs
                 ;;
             user-*)
                 # "policy gr3 dispatches N picks N decision N ns/dispatch ...":

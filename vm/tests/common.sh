@@ -74,10 +74,10 @@ binom_sd() {
 lottery_tol() {
     _n=${3:-$((250 * $2))}
     [ "$_n" -lt $((25 * $2)) ] && _n=$((25 * $2))
-    awk -v p="$1" -v n="$_n" -v q="${4:-0}" -v w="$(($2 * 1000))" 'BEGIN {
-        v = p * (1 - p) * (1 / n + q / (w * w)); s = v + 1
-        for (i = 0; i < 60; i++) s = (s + v / s) / 2
-        s *= 4; if (s < 0.03) s = 0.03; printf "%.4f\n", s }'
+    # Both variances are P (1 - P) over a count: binom_sd of their
+    # harmonic sum, 1 / (1 / DRAWS + STALL_SQ / W^2).
+    _n=$(awk -v n="$_n" -v q="${4:-0}" -v w="$(($2 * 1000))" 'BEGIN { printf "%.6f\n", 1 / (1 / n + q / (w * w)) }')
+    awk -v s="$(binom_sd "$1" "$_n")" 'BEGIN { s *= 4; if (s < 0.03) s = 0.03; printf "%.4f\n", s }'
 }
 
 # near VALUE TARGET TOL: |VALUE - TARGET| <= TOL (absolute).

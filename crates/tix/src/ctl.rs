@@ -87,7 +87,6 @@ pub fn status(a: StatusArgs) -> Result<u8> {
                 s.preempt_kicks
                     .map_or("not reported".to_string(), |k| k.to_string())
             );
-            let l = s.lost;
             if let (Some(n), Some(us)) = (s.guard_scans, s.guard_us) {
                 println!(
                     "per-task guard: {n} looks, {us} us ({:.1} us each)",
@@ -100,6 +99,7 @@ pub fn status(a: StatusArgs) -> Result<u8> {
                     s.stalled_sq_ms2.unwrap_or(0)
                 );
             }
+            let l = s.lost;
             println!("process states: {} of {}", s.proc_states, s.max_tasks);
             println!(
                 "cgroups: {} ({} set cpu.max, not enforced)",
