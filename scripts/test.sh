@@ -60,6 +60,10 @@ test -x target/release/tix
 test -s out/report/index.html
 grep -q 'id="sim-vs-kernel"' out/report/index.html
 
+step "the VM tests' statistical bounds (common.sh under busybox sh, as in the guest, and bash)"
+sh vm/tests/check-bounds.sh
+sh vm/tests/check-bounds.sh bash
+
 step "kernel scheduler in sched_ext VMs (two kernels)"
 # Every in-guest test on Debian's sid kernel; attach and the multiprocessor
 # checks again on its trixie-backports kernel (sched_ext kernels differ from
