@@ -79,8 +79,8 @@ debadd=()
 # does not start last): "KERNEL CPUS PATTERN", KERNEL main or second. Every
 # file on 2 vCPUs in four boots of at most 30 min each (the 7x-9x files
 # take 15-22 min under TCG in a CI run, the 3x files ~13); the
-# multiprocessor file again on 4 (single-threaded TCG runs 4 vCPUs at a
-# quarter speed each). sched_ext kernels differ from release to release
+# multiprocessor files (60-smp, 61-frames) again on 4 (single-threaded
+# TCG runs 4 vCPUs at a quarter speed each). sched_ext kernels differ from release to release
 # (kfunc names, DSQ semantics), so attach and the multiprocessor checks run
 # again on the second kernel, in one boot on 4 vCPUs: its 2-vCPU cases
 # (100:100:100:300, 100:100:800, a pinned task beside free ones) run on
@@ -91,7 +91,7 @@ if [ ${#boots[@]} -gt 0 ]; then
 elif [ "$only" = '[0-9]*.sh' ]; then
     plan+=("main 2 [7-9]*.sh" "main 2 [4-6]*.sh" "main 2 3*.sh")
     [ "$second" = 1 ] && plan+=("second 4 [16]0-*.sh")
-    plan+=("main 4 60-smp.sh")
+    plan+=("main 4 6[01]-*.sh")
     plan+=("main 2 [0-2]*.sh")
 else
     plan+=("main 2 $only")

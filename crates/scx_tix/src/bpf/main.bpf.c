@@ -32,7 +32,11 @@
  * with one T for all, a mostly idle CPU's wakers pushed it past a busy
  * CPU's pinned tasks and clamped them all to their lag floors, inverting
  * stride's order (host model: pinned_hogs_keep_their_order_...). Keys stay
- * comparable across frames because each task's key is its own service. A
+ * comparable across frames because each task's key is its own service,
+ * but a frame's T is only where its floors start: once every CPU's T has
+ * passed the shared one (a pinned load on each), the shared T is lifted to
+ * the least of them (lift_shared_time), or new and waking shared tasks
+ * start behind every CPU's own tasks and hold them off for seconds. A
  * runnable task's own key may lag its T by TIX_LAG_SLICES of its own
  * slices: an infeasible weight (more than a CPU's worth) then keeps one
  * CPU, which is the water-filled ideal, and owed service is bounded. A
@@ -711,6 +715,41 @@ static bool aged_move(s32 cpu, u64 dsq, u64 now)
 	return false;
 }
 
+/*
+ * The shared frame's T is lifted to the least of the CPUs' Ts when every
+ * CPU's frame has moved past it. Why: CPU frames move with their pinned
+ * tasks' keys while the shared T moves only with shared tasks' decisions;
+ * after 8 s of a hog pinned to each of 2 CPUs (cyclictest and a shell
+ * beside, unpinned) the shared T stood behind both CPUs' by about half of
+ * what they had moved in those 8 s. Shared tasks keyed from there (new
+ * processes, wakers floored at T) then won every decision on both CPUs
+ * until they caught up, and the CPUs' own tasks waited for the starvation
+ * guards: 7-15 guard serves and cyclictest's longest wait 0.85-1.07 s in
+ * the 8 s after (2 and 4 vCPUs, ten runs; vm/tests/61-frames.sh). With
+ * the lift: no serve, 18-129 ms. Only when every CPU is ahead: a CPU that
+ * starts a shared key moves the shared T as far, so while any CPU runs
+ * only shared work the least T is at or below the shared one and nothing
+ * moves. Run at each CPU's periodic guard look (O(CPUs) every
+ * starve_ns/TIX_AGE_CHECKS), so the shared T trails by that much at most.
+ * Named approximation: the Ts are read without a lock, and a CPU that
+ * stopped deciding (idle) holds the lift back at its last T.
+ */
+static void lift_shared_time(void)
+{
+	u64 lo = 0, t;
+	u32 c;
+
+	bpf_for(c, 0, TIX_MAX_CPUS) {
+		if (c >= nr_cpus)
+			break;
+		t = vtime_now(c);
+		if (c == 0 || (s64)(t - lo) < 0)
+			lo = t;
+	}
+	if (lo)
+		advance_vtime(TIX_GLOBAL_DSQ, lo);
+}
+
 __noinline bool aged_serve(s32 cpu, u64 now)
 {
 	u32 c = cpu;
@@ -726,6 +765,7 @@ __noinline bool aged_serve(s32 cpu, u64 now)
 	 * starve_ns/TIX_AGE_CHECKS): BPF statistics count only whole
 	 * programs, and the guard lives inside dispatch. */
 	t0 = bpf_ktime_get_ns();
+	lift_shared_time();
 	served = aged_move(cpu, c, now) || aged_move(cpu, TIX_GLOBAL_DSQ, now);
 	__sync_fetch_and_add(&guard_ns, bpf_ktime_get_ns() - t0);
 	__sync_fetch_and_add(&nr_guard_scans, 1);
