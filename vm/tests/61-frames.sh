@@ -4,9 +4,8 @@
 # with a periodic waker (cyclictest, unpinned) and a sampler forking every
 # 0.2 s beside both phases, as a user's shell would be. Shared tasks keyed
 # far behind every CPU's T won every decision on every CPU while the CPUs'
-# own tasks waited for the starvation guards (before the lift: 12-22 guard
-# serves and cyclictest's longest wait 0.85-1.07 s in the 8 s after, in
-# four runs on 2 vCPUs; with it none and 21-33 ms).
+# own tasks waited for the starvation guards, until they caught up
+# (docs/kernel-results.md, "Frames after a pinned load").
 #
 # Checked: no starvation-guard serve in the free phase beyond what the
 # host's stalls explain. A guard serves a DSQ its CPU has not served for
@@ -15,17 +14,16 @@
 # time the host did not run the vCPU, which scx_tix counts as stalled
 # (run time past a slice and a tick). Allowed: one serve per 250 ms
 # stalled on any CPU, half a starve_ns, for the slices between stalls.
-# On 4 vCPUs single-threaded TCG counts 12-16 s stalled in the 8 s (each
+# On 4 vCPUs single-threaded TCG counts 11-16 s stalled in the 8 s (each
 # vCPU waits for three others' turns), which allows too much to tell; so
 # also: cyclictest's longest wait in the free phase is at most 3x its
 # longest in the pinned phase just before, the same waker on the same
 # guest and host (free, it may use any CPU; 3x for two 8 s windows of a
 # host that varies). Measured (this file, 2 and 4 vCPUs, a second guest
-# beside): before the lift 7-15 serves with 303-408 ms stalled on 2 vCPUs,
-# the free phase's longest wait 1.01-1.06 s against 72-168 ms pinned;
-# with it no serve, and 24-129 ms against 60-178 ms.
-# Also: the hogs' CPU time in the free phase, a whole CPU each within the
-# guest's own work (printed).
+# beside): before the lift 11-15 serves on 2 vCPUs (303-408 ms stalled
+# where counted), 7-12 on 4, and the free phase's longest wait 1.01-1.06 s
+# against 61-168 ms pinned; with it no serve, and 18-129 ms against
+# 60-178 ms.
 
 NCPU=$(nproc)
 SECS=8

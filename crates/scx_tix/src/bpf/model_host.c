@@ -217,6 +217,21 @@ static void advance(int frame, u64 key)
 		M.vt[frame] = key;
 }
 
+/* main.bpf.c's lift_shared_time (each CPU's periodic guard look): the
+ * shared time is lifted to the least CPU time once every CPU's has passed
+ * it. */
+void tix_m_lift(void)
+{
+	u64 lo = 0;
+	int c;
+
+	for (c = 0; c < M.ncpus; c++)
+		if (c == 0 || M.vt[c] < lo)
+			lo = M.vt[c];
+	if (lo)
+		advance(TIX_M_CPUS, lo);
+}
+
 static void start_run(int i, int cpu, u64 key, u32 rnd, int decided)
 {
 	M.own[i] = key;
