@@ -130,10 +130,12 @@ refused "a kernel thread (kthreadd, root asking)" "kernel thread" tix trace star
 refused "an unknown pid" "no such process" tix trace start 999999
 refused "an empty range" "empty range" tix trace start "$B" --range 0x2000-0x1000
 refused "a malformed range" "range" tix trace start "$B" --range nonsense
+# Against the count read above (c1), not 480: a repeated fault (above)
+# is counted, and a CI run read 481 there and failed both checks below.
 again=$(as alice "tix trace get $W" 2>&1)
-[ "$(writes_of "$again" "$T1")" = 480 ]; check "trace: refused requests changed nothing" $?
+[ -n "$c1" ] && [ "$(writes_of "$again" "$T1")" = "$c1" ]; check "trace: refused requests changed nothing ($c1 writes)" $?
 fin=$(as alice "tix trace stop $W" 2>&1); r=$?
-[ $r = 0 ] && echo "$fin" | grep -q "tracing stopped" && [ "$(writes_of "$fin" "$T1")" = 480 ]
+[ $r = 0 ] && [ -n "$c1" ] && echo "$fin" | grep -q "tracing stopped" && [ "$(writes_of "$fin" "$T1")" = "$c1" ]
 check "trace: stop answers with the final counts" $?
 refused "reading after stop" "not traced" as alice "tix trace get $W"
 l2=$(fault_links)
