@@ -38,40 +38,46 @@ sampler() {
     done
 }
 
+# hogs each|any: NCPU hogs, one pinned to each CPU or all unpinned; their pids.
+hogs() {
+    _h=""
+    _c=0
+    while [ "$_c" -lt "$NCPU" ]; do
+        if [ "$1" = each ]; then _h="$_h $(hog "$_c")"; else _h="$_h $(hog any)"; fi
+        _c=$((_c + 1))
+    done
+    echo "$_h"
+}
+
+# phase OUT: SECS of cyclictest (unpinned, output to OUT) and the sampler.
+phase() {
+    cyclictest -q -D "$SECS" -i 1000 -t 1 >"$1" 2>&1 &
+    _ct=$!
+    sampler "$SECS"
+    wait "$_ct"
+}
+
+# ct_max OUT: cyclictest's longest wait (us) in OUT.
+ct_max() { awk '/Max:/ { for (i = 1; i < NF; i++) if ($i == "Max:") print $(i + 1) }' "$1"; }
+
 for pol in stride lottery; do
     tix_start --policy "$pol"
     check "frames $pol: attached" $?
-    PIN=""
-    c=0
-    while [ "$c" -lt "$NCPU" ]; do
-        PIN="$PIN $(hog "$c")"
-        c=$((c + 1))
-    done
-    cyclictest -q -D "$SECS" -i 1000 -t 1 >/tmp/frames-ct1.out 2>&1 &
-    CT=$!
-    sampler "$SECS"
-    wait "$CT"
+    PIN=$(hogs each)
+    phase /tmp/frames-ct1.out
     stop $PIN
 
-    FREE=""
-    c=0
-    while [ "$c" -lt "$NCPU" ]; do
-        FREE="$FREE $(hog any)"
-        c=$((c + 1))
-    done
+    FREE=$(hogs any)
     s0=$(serves)
     set -- $(stall_counts)
     m0=${1:-0}
-    cyclictest -q -D "$SECS" -i 1000 -t 1 >/tmp/frames-ct2.out 2>&1 &
-    CT=$!
-    sampler "$SECS"
-    wait "$CT"
+    phase /tmp/frames-ct2.out
     s1=$(serves)
     set -- $(stall_counts)
     m1=${1:-0}
     stop $FREE
-    mx1=$(awk '/Max:/ { for (i = 1; i < NF; i++) if ($i == "Max:") print $(i + 1) }' /tmp/frames-ct1.out)
-    mx2=$(awk '/Max:/ { for (i = 1; i < NF; i++) if ($i == "Max:") print $(i + 1) }' /tmp/frames-ct2.out)
+    mx1=$(ct_max /tmp/frames-ct1.out)
+    mx2=$(ct_max /tmp/frames-ct2.out)
     allow=$(((m1 - m0) / 250))
     diag "$pol: guard serves in the free phase after the pinned one: $((s1 - s0)) (allowed $allow: $((m1 - m0)) ms stalled); cyclictest's longest wait ${mx1:-?} us pinned phase, ${mx2:-?} us free phase"
     [ -n "$s0" ] && [ -n "$s1" ] && [ $((s1 - s0)) -le "$allow" ]

@@ -80,8 +80,8 @@ debadd=()
 # file on 2 vCPUs in four boots of at most 30 min each (the 7x-9x files
 # take 15-22 min under TCG in a CI run, the 3x files ~13); the
 # multiprocessor files (60-smp, 61-frames) again on 4 (single-threaded
-# TCG runs 4 vCPUs at a quarter speed each). sched_ext kernels differ from release to release
-# (kfunc names, DSQ semantics), so attach and the multiprocessor checks run
+# TCG runs 4 vCPUs at a quarter speed each). sched_ext kernels differ from
+# release to release (kfunc names, DSQ semantics), so attach and the multiprocessor checks run
 # again on the second kernel, in one boot on 4 vCPUs: its 2-vCPU cases
 # (100:100:100:300, 100:100:800, a pinned task beside free ones) run on
 # the first kernel only, which saves a boot of ~400 s.
