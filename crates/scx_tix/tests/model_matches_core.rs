@@ -30,6 +30,7 @@ extern "C" {
     fn tix_m_set_uncontested(on: i32);
     fn tix_m_set_kernel(i: i32, on: i32);
     fn tix_m_lift();
+    fn tix_m_set_floor(on: i32);
 }
 
 struct Mix(u64);
@@ -706,12 +707,14 @@ fn pinned_hogs_keep_their_order_beside_an_idle_cpus_wakers() {
 /// Rounds (a slice on each of 2 CPUs) until a task pinned to CPU 0 runs,
 /// after a hog pinned to each CPU ran `pinned` rounds and two new unpinned
 /// hogs started, all of value 1,000; `lift`: the shared time is lifted as
-/// main.bpf.c's guard look does, every 16 rounds (62.5 ms of 4 ms slices).
-fn rounds_until_pinned_runs(stride: bool, lift: bool, pinned: u64) -> u64 {
+/// main.bpf.c's guard look does, every 16 rounds (62.5 ms of 4 ms slices);
+/// `floor`: shared keys are weighed as each CPU weighs them (key_on_cpu).
+fn rounds_until_pinned_runs(stride: bool, lift: bool, floor: bool, pinned: u64) -> u64 {
     let mut m = Mix(15);
     // SAFETY: see above; the caller holds MODEL.
     unsafe {
         tix_m_reset(stride as i32, SLICE, 1, 2);
+        tix_m_set_floor(floor as i32);
         for i in 0..5 {
             tix_m_set_value(i, 1_000);
         }
@@ -769,24 +772,135 @@ fn a_pinned_load_leaves_no_cpu_behind_the_shared_frame() {
     // queued at equal keys. Lottery: the two CPUs' times are sums of 2,000
     // Exp(1) costs each, so they part by sqrt(2 x 2,000) = 63 slices' cost
     // (one sd), and the new hogs, keyed at the lesser, take that many
-    // rounds to pass CPU 0's if it is the greater: 24 + 4 sd.
+    // rounds to pass CPU 0's if it is the greater: 24 + 4 sd. The lift
+    // is checked with the per-decision floor off (which covers this case
+    // too, checked below with the lift off: the new hogs are weighed on
+    // CPU 0 no further behind its time than their 32-slice lag banks, so
+    // the waker, 4 slices of lag behind that time, runs within 32 rounds,
+    // plus a slice's cost of each new hog's draw, the tie order and, for
+    // the lottery, 4 sd of the hogs' 32 Exp(1) costs: sqrt(32) = 6).
     let _g = MODEL.lock().unwrap();
     let pinned = 2_000u64;
     for stride in [true, false] {
-        let with = rounds_until_pinned_runs(stride, true, pinned);
-        let without = rounds_until_pinned_runs(stride, false, pinned);
+        let lift = rounds_until_pinned_runs(stride, true, false, pinned);
+        let floor = rounds_until_pinned_runs(stride, false, true, pinned);
+        let neither = rounds_until_pinned_runs(stride, false, false, pinned);
         let bound = if stride {
             24
         } else {
             24 + (4.0 * (2.0 * pinned as f64).sqrt()) as u64
         };
         assert!(
-            with <= bound,
-            "stride {stride}: CPU 0's task waited {with} rounds with the lift (bound {bound})"
+            lift <= bound,
+            "stride {stride}: CPU 0's task waited {lift} rounds with the lift (bound {bound})"
+        );
+        let fbound = if stride { 32 + 4 } else { 32 + 4 + 24 };
+        assert!(
+            floor <= fbound,
+            "stride {stride}: CPU 0's task waited {floor} rounds with the floor (bound {fbound})"
         );
         assert!(
-            without >= pinned / 2,
-            "stride {stride}: without the lift it waited {without} rounds: the check cannot tell"
+            neither >= pinned / 2,
+            "stride {stride}: with neither it waited {neither} rounds: the check cannot tell"
+        );
+    }
+}
+
+/// A hog pinned to CPU 0 runs `alone` rounds with CPU 1 idle, then two
+/// unpinned hogs start (all of value 1,000) and run `after` rounds on both
+/// CPUs: the round in which the pinned hog first runs again after a new
+/// hog displaced it (`after` + 1: never), and the slices each of the three
+/// got over those rounds.
+fn pinned_beside_an_idle_cpu(stride: bool, floor: bool, alone: u64, after: u64) -> (u64, [u64; 3]) {
+    let mut m = Mix(16);
+    let mut ran = [0u64; 3];
+    let mut first = after + 1;
+    let mut displaced = false;
+    // SAFETY: see above; the caller holds MODEL.
+    unsafe {
+        tix_m_reset(stride as i32, SLICE, 1, 2);
+        tix_m_set_floor(floor as i32);
+        for i in 0..3 {
+            tix_m_set_value(i, 1_000);
+        }
+        tix_m_set_cpus(0, 0b01);
+        tix_m_wake(0);
+        tix_m_dispatch(0, m.next() as u32);
+        for r in 1..=alone {
+            tix_m_expire(0, SLICE, m.next() as u32);
+            // The guard look lifts nothing here (CPU 1 never moved), but
+            // it runs in scx_tix, so it runs here.
+            if r % 16 == 0 {
+                tix_m_lift();
+            }
+        }
+        tix_m_spawn(1);
+        tix_m_spawn(2);
+        tix_m_wake(1);
+        tix_m_wake(2);
+        let mut on = [0, tix_m_dispatch(1, m.next() as u32)];
+        for r in 1..=after {
+            on[0] = tix_m_expire(0, SLICE, m.next() as u32);
+            on[1] = tix_m_expire(1, SLICE, m.next() as u32);
+            for &t in &on {
+                if t >= 0 {
+                    ran[t as usize] += 1;
+                }
+            }
+            if on[0] != 0 {
+                displaced = true;
+            } else if displaced && first > after {
+                first = r;
+            }
+            if r % 16 == 0 {
+                tix_m_lift();
+            }
+        }
+    }
+    (first, ran)
+}
+
+#[test]
+fn a_pinned_load_beside_an_idle_cpu_keeps_its_share() {
+    // 2,000 rounds of the pinned hog alone move CPU 0's time 2,000 slices'
+    // cost ahead while the shared and CPU 1's stand still, so the lift
+    // never acts. The two new hogs, keyed at the shared time, are weighed
+    // on CPU 0 no further behind its time than their lag banks (32 of
+    // their slices): they pass the pinned hog's key within 32 rounds (each
+    // gains a slice a round on one CPU or the other) plus a slice for the
+    // pinned hog's own run and ties; the lottery adds 4 sd of 32 Exp(1)
+    // costs (sqrt(32) = 6 slices each, 2 hogs) and the pinned hog's E. Then
+    // 3 hogs on 2 CPUs: 2/3 of a CPU each, 4,000 slices of 6,000 rounds.
+    // Stride within 2% plus the 32-slice bank the first 40 rounds spend;
+    // lottery 4 binomial sd of 12,000 slices at 1/3 (52) plus the bank.
+    // Without the floor the pinned hog waits about the 2,000 rounds it ran
+    // alone, and the checks fail.
+    let _g = MODEL.lock().unwrap();
+    let (alone, after) = (2_000u64, 6_000u64);
+    for stride in [true, false] {
+        let (first, ran) = pinned_beside_an_idle_cpu(stride, true, alone, after);
+        let bound = if stride { 32 + 4 } else { 32 + 4 + 2 * 24 + 8 };
+        assert!(
+            first <= bound,
+            "stride {stride}: the pinned hog ran again in round {first} (bound {bound}; {ran:?})"
+        );
+        let want = after as f64 * 2.0 / 3.0;
+        let room = if stride {
+            0.02 * want + 32.0
+        } else {
+            let (n, p) = (2.0 * after as f64, 1.0 / 3.0);
+            4.0 * (n * p * (1.0 - p)).sqrt() + 32.0
+        };
+        for (i, &got) in ran.iter().enumerate() {
+            assert!(
+                (got as f64 - want).abs() <= room,
+                "stride {stride}: hog {i} ran {got} slices, ideal {want:.0} ± {room:.0} ({ran:?})"
+            );
+        }
+        let (off, ran_off) = pinned_beside_an_idle_cpu(stride, false, alone, after);
+        assert!(
+            off >= alone / 2,
+            "stride {stride}: without the floor the pinned hog ran again in round {off} ({ran_off:?}): the check cannot tell"
         );
     }
 }

@@ -36,7 +36,12 @@
  * but a frame's T is only where its floors start: once every CPU's T has
  * passed the shared one (a pinned load on each), the shared T is lifted to
  * the least of them (lift_shared_time), or new and waking shared tasks
- * start behind every CPU's own tasks and hold them off for seconds. A
+ * start behind every CPU's own tasks and hold them off for seconds. The
+ * lift cannot act while some CPU stays idle, so each decision also weighs
+ * a shared key no further behind the deciding CPU's T than the task's lag
+ * bank, and a run it wins starts there (key_on_cpu; a hog pinned beside
+ * an idle CPU got 1.08 s of 4 s, 2.7 s due, when unpinned hogs started,
+ * until the guards served it). A
  * runnable task's own key may lag its T by TIX_LAG_SLICES of its own
  * slices: an infeasible weight (more than a CPU's worth) then keeps one
  * CPU, which is the water-filled ideal, and owed service is bounded. A
@@ -559,8 +564,9 @@ static u64 head_key(u64 dsq, bool *found)
 }
 
 /*
- * The key of the first task in the shared DSQ that cpu may run, looking at
- * no more than TIX_SCAN_MAX tasks. *any: the DSQ held tasks at all.
+ * The key, as cpu weighs it (key_on_cpu), of the first task in the shared
+ * DSQ that cpu may run, looking at no more than TIX_SCAN_MAX tasks. *any:
+ * the DSQ held tasks at all.
  */
 static u64 shared_key(s32 cpu, bool *found, bool *any)
 {
@@ -578,12 +584,12 @@ static u64 shared_key(s32 cpu, bool *found, bool *any)
 	*any = true;
 	if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
 		*found = true;
-		return p->scx.dsq_vtime;
+		return key_on_cpu(lookup_ctx(p), p->scx.dsq_vtime, cpu);
 	}
 	bpf_for_each(scx_dsq, p, TIX_GLOBAL_DSQ, 0) {
 		*any = true;
 		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
-			key = p->scx.dsq_vtime;
+			key = key_on_cpu(lookup_ctx(p), p->scx.dsq_vtime, cpu);
 			*found = true;
 			break;
 		}
@@ -924,7 +930,7 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ, sd;
 	int pick; /* 0 prev, 1 local, 2 shared */
 	struct waiting w = {};
-	u64 kick = 0, kpc;
+	u64 kick = 0, kpc, kpf = 0;
 	bool hp = false;
 
 	if (cdom >= TIX_MAX_CPUS)
@@ -942,6 +948,9 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		pctx->next_key = kp;
 		pctx->next_dom = pdom;
 		pctx->next_ready = 1;
+		/* Weighed here as this CPU weighs any shared key; queued, it
+		 * keeps kp for whichever CPU takes it. */
+		kpf = pdom == TIX_GLOBAL_DSQ ? key_on_cpu(pctx, kp, cdom) : kp;
 		hp = true;
 	}
 
@@ -972,7 +981,7 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		kick = cpu_kick_key[cdom];
 		cpu_kick_key[cdom] = 0;
 	}
-	kpc = hp && kick && kp <= kick ? tix_sat_add(kick, 1) : kp;
+	kpc = hp && kick && kpf <= kick ? tix_sat_add(kick, 1) : kpf;
 	pick = -1;
 	if (hp)
 		pick = 0;
@@ -1005,14 +1014,15 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	__sync_fetch_and_add(&nr_prev_kept, 1);
 	pctx->dom = pdom;
 	if (!w.hl && !w.ag)
-		kp = uncontested_key(pctx, kp, pdom);
-	start_run(pctx, cpu, kp, now);
+		kpf = uncontested_key(pctx, kpf, pdom);
+	start_run(pctx, cpu, kpf, now);
 }
 
 void BPF_STRUCT_OPS(tix_running, struct task_struct *p)
 {
 	struct task_ctx *tctx = lookup_ctx(p);
-	u64 now = bpf_ktime_get_ns();
+	u64 now = bpf_ktime_get_ns(), key;
+	s32 c;
 
 	if (!tctx)
 		return;
@@ -1020,7 +1030,12 @@ void BPF_STRUCT_OPS(tix_running, struct task_struct *p)
 	tctx->next_ready = 0;
 	tctx->started_at = now;
 	tctx->exec_at = p->se.sum_exec_runtime;
-	start_run(tctx, scx_bpf_task_cpu(p), tctx->key, now);
+	c = scx_bpf_task_cpu(p);
+	/* A decision on c chose it by its key as c weighs it: it starts there. */
+	key = tctx->key;
+	if (!tctx->direct && tctx->dom == TIX_GLOBAL_DSQ)
+		key = key_on_cpu(tctx, key, c);
+	start_run(tctx, c, key, now);
 }
 
 void BPF_STRUCT_OPS(tix_stopping, struct task_struct *p, bool runnable)

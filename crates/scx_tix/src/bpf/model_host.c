@@ -44,6 +44,7 @@ struct tix_model {
 	u64 slept_ns;
 	int wake_frame;
 	int uncontested;
+	int floor;
 };
 
 static struct tix_model M;
@@ -75,6 +76,7 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 	M.slept_ns = 0;
 	M.wake_frame = 1;
 	M.uncontested = 1;
+	M.floor = 1;
 }
 
 /* How long every waking task has slept (main.bpf.c measures it). */
@@ -91,6 +93,10 @@ void tix_m_set_uncontested(int on) { M.uncontested = on; }
 void tix_m_set_wake_frame(int on) { M.wake_frame = on; }
 
 void tix_m_set_starve(u64 ns) { M.starve_ns = ns; }
+
+/* 0: a shared key is weighed as drawn on every CPU, the rule before
+ * vtime.bpf.h's key_on_cpu (for a test's comparison). */
+void tix_m_set_floor(int on) { M.floor = on; }
 
 void tix_m_set_value(int i, u64 v) { M.value[i] = v; }
 /* main.bpf.c's dom_of: one CPU's DSQ for a task allowed on one CPU, else
@@ -246,18 +252,47 @@ static void start_run(int i, int cpu, u64 key, u32 rnd, int decided)
 	M.running[cpu] = i;
 }
 
-static int head_for(int cpu)
+/* vtime.bpf.h's key_on_cpu: a shared task i's key as cpu weighs it, no
+ * further behind cpu's T than i's lag bank. */
+static u64 on_cpu(int i, u64 key, int cpu)
 {
-	int i, best = -1;
+	if (!M.floor || dom_of(i) != TIX_M_CPUS)
+		return key;
+	return tix_next_key(key, M.vt[cpu], tix_lag_bound(one_run(i, M.run_avg[i])), 0);
+}
+
+static int before(int i, int j)
+{
+	return j < 0 || M.key[i] < M.key[j] || (M.key[i] == M.key[j] && M.seq[i] < M.seq[j]);
+}
+
+/* What a decision on cpu weighs (main.bpf.c's look): the head of cpu's own
+ * DSQ and the first shared task cpu may run, by their queue keys, the
+ * shared one as cpu weighs it (*key: the winner's key so). */
+static int head_for(int cpu, u64 *key)
+{
+	int i, own = -1, shared = -1;
+	u64 ks = 0;
 
 	for (i = 0; i < TIX_M_MAX; i++) {
 		if (!M.queued[i] || !((M.cpus[i] >> cpu) & 1))
 			continue;
-		if (best < 0 || M.key[i] < M.key[best] ||
-		    (M.key[i] == M.key[best] && M.seq[i] < M.seq[best]))
-			best = i;
+		if (dom_of(i) == TIX_M_CPUS) {
+			if (before(i, shared))
+				shared = i;
+		} else if (before(i, own)) {
+			own = i;
+		}
 	}
-	return best;
+	if (shared >= 0)
+		ks = on_cpu(shared, M.key[shared], cpu);
+	if (shared < 0 || (own >= 0 && (M.key[own] < ks ||
+					(M.key[own] == ks && M.seq[own] < M.seq[shared])))) {
+		*key = own >= 0 ? M.key[own] : 0;
+		return own;
+	}
+	*key = ks;
+	return shared;
 }
 
 /* Any task waiting in cpu's own DSQ or the shared one (main.bpf.c's
@@ -343,11 +378,12 @@ void tix_m_stop(int cpu, u64 used, int runnable)
 /* An empty cpu takes the smallest key it may run; -1 when none. */
 int tix_m_dispatch(int cpu, u32 rnd)
 {
-	int best = head_for(cpu);
+	u64 k;
+	int best = head_for(cpu, &k);
 
 	if (best >= 0) {
 		M.queued[best] = 0;
-		start_run(best, cpu, M.key[best], rnd, 1);
+		start_run(best, cpu, k, rnd, 1);
 	}
 	return best;
 }
@@ -357,27 +393,29 @@ int tix_m_dispatch(int cpu, u32 rnd)
 int tix_m_expire(int cpu, u64 used, u32 rnd)
 {
 	int prev = M.running[cpu], best;
-	u64 kp;
+	u64 kp, kpf, kb;
 
 	if (prev < 0)
 		return tix_m_dispatch(cpu, rnd);
 	charge(cpu, used);
 	kp = draw(prev, 1);
-	best = head_for(cpu);
+	/* Weighed as cpu weighs it; queued, prev keeps kp. */
+	kpf = on_cpu(prev, kp, cpu);
+	best = head_for(cpu, &kb);
 	/* main.bpf.c's uncontested_key: nothing waits that could run here (the
 	 * shared DSQ and cpu's own are empty): one of prev's runs of lag, not
 	 * the bank. */
 	if (M.uncontested && !queued_for(cpu)) {
 		u64 t = M.vt[dom_of(prev)], lag = one_run(prev, M.run_avg[prev]);
 
-		kp = M.stride ? tix_next_pass(kp, t, lag, 0) : tix_next_key(kp, t, lag, 0);
+		kpf = M.stride ? tix_next_pass(kpf, t, lag, 0) : tix_next_key(kpf, t, lag, 0);
 	}
-	if (best < 0 || kp <= M.key[best]) {
-		start_run(prev, cpu, kp, rnd, 1);
+	if (best < 0 || kpf <= kb) {
+		start_run(prev, cpu, kpf, rnd, 1);
 		return prev;
 	}
 	M.queued[best] = 0;
-	start_run(best, cpu, M.key[best], rnd, 1);
+	start_run(best, cpu, kb, rnd, 1);
 	queue(prev, kp);
 	return best;
 }

@@ -28,11 +28,13 @@ static u64 cpu_position(u32 c, u64 now)
  * runs, if its runner is ahead too: a local preemption needs no IPI, and
  * the waker's data is warm here (2 vCPUs, cyclictest beside 2 hogs:
  * lottery p99 1.75x the default's with the furthest CPU always, 1.38x so).
- * Sync wake-ups never get here (tix_enqueue).
+ * Sync wake-ups never get here (tix_enqueue). A shared key is weighed on
+ * each CPU as that CPU's decision would weigh it (key_on_cpu).
  */
 __noinline int preempt_for(struct task_struct *p __arg_trusted, u64 key, u32 dom)
 {
-	u64 now = bpf_ktime_get_ns(), gap = 0, pos;
+	struct task_ctx *tctx = lookup_ctx(p);
+	u64 now = bpf_ktime_get_ns(), gap = 0, pos, kc;
 	s32 best = -1, here = bpf_get_smp_processor_id();
 	bool here_ok = false;
 	u32 c;
@@ -45,10 +47,11 @@ __noinline int preempt_for(struct task_struct *p __arg_trusted, u64 key, u32 dom
 		if (!cpu_value[c] || !bpf_cpumask_test_cpu(c, p->cpus_ptr))
 			continue;
 		pos = cpu_position(c, now);
-		if (pos > key && (s32)c == here)
+		kc = dom == TIX_GLOBAL_DSQ ? key_on_cpu(tctx, key, c) : key;
+		if (pos > kc && (s32)c == here)
 			here_ok = true;
-		if (pos > key && pos - key > gap) {
-			gap = pos - key;
+		if (pos > kc && pos - kc > gap) {
+			gap = pos - kc;
 			best = c;
 		}
 	}
@@ -80,7 +83,7 @@ __noinline bool preempt_own_cpu(struct task_struct *p __arg_trusted, struct task
 {
 	s32 tc = scx_bpf_task_cpu(p);
 	struct waiting w = {};
-	u64 now;
+	u64 now, kc;
 
 	if (!tctx || tc < 0 || tc >= TIX_MAX_CPUS || (u32)tc >= nr_cpus)
 		return false;
@@ -89,14 +92,18 @@ __noinline bool preempt_own_cpu(struct task_struct *p __arg_trusted, struct task
 	if (!cpu_value[tc] || !bpf_cpumask_test_cpu(tc, p->cpus_ptr))
 		return false;
 	now = bpf_ktime_get_ns();
-	/* As in preempt_for, the wake credit orders p but does not cut. */
-	if (cpu_position(tc, now) <= tix_sat_add(key, tctx->wake_credit))
+	/* As in preempt_for, the wake credit orders p but does not cut; both
+	 * as tc weighs them. */
+	kc = dom == TIX_GLOBAL_DSQ ? key_on_cpu(tctx, key, tc) : key;
+	if (cpu_position(tc, now) <=
+	    (dom == TIX_GLOBAL_DSQ ? key_on_cpu(tctx, tix_sat_add(key, tctx->wake_credit), tc)
+				   : tix_sat_add(key, tctx->wake_credit)))
 		return false;
 	/* What ops.dispatch on tc would weigh p against (tix_dispatch). */
 	look(tc, &w);
 	if (starved(tc, &w, now) < TIX_NR_DOMS)
 		return false;
-	if ((w.hl && w.kl < key) || (w.hg && w.kg < key))
+	if ((w.hl && w.kl < kc) || (w.hg && w.kg < kc))
 		return false;
 	__sync_fetch_and_add(&nr_preempt_kicks, 1);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(p, tctx), enq_flags | SCX_ENQ_PREEMPT);

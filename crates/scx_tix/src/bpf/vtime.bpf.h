@@ -203,4 +203,32 @@ __noinline u64 reframe(struct task_ctx *tctx, u64 key, u32 dom)
 	return tix_cap_lead(key, t, lead_cap_now(tctx->value, dom));
 }
 
+/*
+ * A shared task's key as CPU c weighs it (tix_m's floor): no further behind
+ * c's T than the task's lag bank (TIX_LAG_SLICES of its runs), and a run c
+ * starts for it starts there. Why: a shared key is drawn from the shared
+ * T, which moves only with shared decisions; a CPU whose own tasks ran
+ * while the shared frame stood still (a hog pinned to CPU 0 alone, CPU 1
+ * idle, for 8 s) has a T far ahead of it, and shared tasks keyed there won
+ * every decision on that CPU until they caught up: the pinned hog got
+ * 1.08 s (stride) and 1.44 s (lottery) of 4 s beside two new unpinned
+ * hogs, 2.7 s due, and ran only at the starvation guards' serves. The
+ * lift (lift_shared_time) covers that only once every CPU's T has passed
+ * the shared one. Floored at each decision, the shared task still keeps
+ * the bank any runnable task may keep against a frame (what an infeasible
+ * weight uses to hold its CPU), and no more. Where every CPU runs shared
+ * work, c's T is at or below the shared T and the floor never binds.
+ * Named approximation: the shared DSQ is ordered by raw keys, so the
+ * shared task c weighs is the first it may run there, not the least of
+ * the floored keys (they differ only among tasks of different lag banks
+ * all further behind c's T than their banks).
+ */
+static u64 key_on_cpu(struct task_ctx *tctx, u64 key, u32 c)
+{
+	if (!tctx || policy == TIX_POLICY_RAS || c >= TIX_MAX_CPUS || c >= nr_cpus)
+		return key;
+	return tix_next_key(key, vtime_now(c), tix_lag_bound(one_run(tctx->value, tctx->run_avg)),
+			    0);
+}
+
 #endif
