@@ -271,6 +271,7 @@ struct task_ctx {
 	u32 direct;		/* runs without a decision (idle CPU at wake-up) */
 	u32 sync_wake;		/* woken by a task about to sleep (WF_SYNC) */
 	u64 wake_credit;	/* how far its wake lag moved its key back */
+	u64 floor_lag;		/* lag its last draw allowed: key_on_cpu's */
 	u64 slept_at;		/* when it last went to sleep (0: not asleep) */
 	u64 queued_at;		/* when it began waiting in a DSQ */
 	u64 cgid;		/* its cgroup (cpu controller) */

@@ -27,6 +27,7 @@ struct tix_model {
 	u64 run_avg[TIX_M_MAX];
 	u64 key[TIX_M_MAX];
 	u64 seq[TIX_M_MAX];
+	u64 floor_lag[TIX_M_MAX];
 	u64 cpus[TIX_M_MAX];
 	int queued[TIX_M_MAX];
 	int running[TIX_M_CPUS];
@@ -55,7 +56,7 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 
 	for (i = 0; i < TIX_M_MAX; i++) {
 		M.value[i] = M.own[i] = M.pending[i] = M.e[i] = M.run_avg[i] = 0;
-		M.key[i] = M.seq[i] = 0;
+		M.key[i] = M.seq[i] = M.floor_lag[i] = 0;
 		M.cpus[i] = ~0ULL;
 		M.queued[i] = 0;
 		M.runnable[i] = 0;
@@ -95,7 +96,8 @@ void tix_m_set_wake_frame(int on) { M.wake_frame = on; }
 void tix_m_set_starve(u64 ns) { M.starve_ns = ns; }
 
 /* 0: a shared key is weighed as drawn on every CPU, the rule before
- * vtime.bpf.h's key_on_cpu (for a test's comparison). */
+ * vtime.bpf.h's key_on_cpu; 2: floored by the lag bank whatever the draw,
+ * its first form (for tests' comparisons). */
 void tix_m_set_floor(int on) { M.floor = on; }
 
 void tix_m_set_value(int i, u64 v) { M.value[i] = v; }
@@ -181,6 +183,9 @@ static u64 draw(int i, int requeue)
 		M.own[i] = vt;
 		lag = 0;
 	}
+	/* draw_key's floor_lag, which on_cpu floors a shared key by. */
+	M.floor_lag[i] = requeue || M.kernel[i] || M.floor == 2 ?
+			 tix_lag_bound(one_run(i, M.run_avg[i])) : lag;
 
 	if (M.stride)
 		k = tix_next_pass(M.own[i], vt, lag, M.pending[i]);
@@ -253,12 +258,12 @@ static void start_run(int i, int cpu, u64 key, u32 rnd, int decided)
 }
 
 /* vtime.bpf.h's key_on_cpu: a shared task i's key as cpu weighs it, no
- * further behind cpu's T than i's lag bank. */
+ * further behind cpu's T than its last draw let it lag the shared T. */
 static u64 on_cpu(int i, u64 key, int cpu)
 {
 	if (!M.floor || dom_of(i) != TIX_M_CPUS)
 		return key;
-	return tix_next_key(key, M.vt[cpu], tix_lag_bound(one_run(i, M.run_avg[i])), 0);
+	return tix_next_key(key, M.vt[cpu], M.floor_lag[i], 0);
 }
 
 static int before(int i, int j)

@@ -144,6 +144,12 @@ __noinline u64 draw_key(struct task_struct *p __arg_trusted, struct task_ctx *tc
 			lag = cap;
 	}
 	tctx->slept_at = 0;
+	/* What key_on_cpu lets the key lag a deciding CPU's T by: the lag
+	 * this draw allowed against the shared T, or the bank for a kernel
+	 * thread (kernel_wake moves a woken one ahead of the queue's heads,
+	 * which a floor at the wake lag would undo). */
+	tctx->floor_lag = requeue || (p->flags & TIX_PF_KTHREAD) ?
+			  tix_lag_bound(one_run(value, tctx->run_avg)) : lag;
 	if (policy == TIX_POLICY_STRIDE) {
 		key = tix_next_pass(tctx->own, t, lag, tctx->pending);
 		plain = tix_next_pass(tctx->own, t, 0, tctx->pending);
@@ -204,31 +210,34 @@ __noinline u64 reframe(struct task_ctx *tctx, u64 key, u32 dom)
 }
 
 /*
- * A shared task's key as CPU c weighs it (tix_m's floor): no further behind
- * c's T than the task's lag bank (TIX_LAG_SLICES of its runs), and a run c
- * starts for it starts there. Why: a shared key is drawn from the shared
- * T, which moves only with shared decisions; a CPU whose own tasks ran
- * while the shared frame stood still (a hog pinned to CPU 0 alone, CPU 1
- * idle, for 8 s) has a T far ahead of it, and shared tasks keyed there won
+ * A shared task's key as CPU c weighs it (model_host.c's on_cpu): no
+ * further behind c's T than its last draw let it lag the shared T
+ * (floor_lag: the bank of TIX_LAG_SLICES of its runs for a task that
+ * stayed runnable, its wake lag for one that woke), and a run c starts
+ * for it starts there. Why: a shared key is drawn from the shared T,
+ * which moves only with shared decisions; a CPU whose own tasks ran while
+ * the shared frame stood still (a hog pinned to CPU 0 alone, CPU 1 idle,
+ * for 16 s) has a T far ahead of it, and shared tasks keyed there won
  * every decision on that CPU until they caught up: the pinned hog got
- * 1.08 s (stride) and 1.44 s (lottery) of 4 s beside two new unpinned
- * hogs, 2.7 s due, and ran only at the starvation guards' serves. The
- * lift (lift_shared_time) covers that only once every CPU's T has passed
- * the shared one. Floored at each decision, the shared task still keeps
- * the bank any runnable task may keep against a frame (what an infeasible
- * weight uses to hold its CPU), and no more. Where every CPU runs shared
- * work, c's T is at or below the shared T and the floor never binds.
- * Named approximation: the shared DSQ is ordered by raw keys, so the
- * shared task c weighs is the first it may run there, not the least of
- * the floored keys (they differ only among tasks of different lag banks
- * all further behind c's T than their banks).
+ * .0239 (stride) and .1419 (lottery) of the hogs' time over 4 s beside two
+ * new unpinned hogs, .3333 due, and ran at the starvation guards' serves.
+ * The lift (lift_shared_time) covers that only once every CPU's T has
+ * passed the shared one, and even then trails by a guard look (62.5 ms):
+ * a waker pinned to a CPU beside its hog (cyclictest) waited 20-40 ms
+ * behind each short-lived process a shell forked, 30 times in 8 s, when
+ * the floor was the bank for every task. The wake lag is what a waking
+ * task may keep against any frame, so a waker pinned to c and a shared
+ * one weighed on c compete as equals. Where every CPU runs shared work,
+ * c's T is at or below the shared T and the floor rarely binds. Named
+ * approximation: the shared DSQ is ordered by raw keys, so the shared task
+ * c weighs is the first it may run there, not the least of the floored
+ * keys.
  */
 static u64 key_on_cpu(struct task_ctx *tctx, u64 key, u32 c)
 {
 	if (!tctx || policy == TIX_POLICY_RAS || c >= TIX_MAX_CPUS || c >= nr_cpus)
 		return key;
-	return tix_next_key(key, vtime_now(c), tix_lag_bound(one_run(tctx->value, tctx->run_avg)),
-			    0);
+	return tix_next_key(key, vtime_now(c), tctx->floor_lag, 0);
 }
 
 #endif
