@@ -38,10 +38,10 @@
  * the least of them (lift_shared_time), or new and waking shared tasks
  * start behind every CPU's own tasks and hold them off for seconds. The
  * lift cannot act while some CPU stays idle, so each decision also weighs
- * a shared key no further behind the deciding CPU's T than the task's lag
- * bank, and a run it wins starts there (key_on_cpu; a hog pinned beside
- * an idle CPU got 1.08 s of 4 s, 2.7 s due, when unpinned hogs started,
- * until the guards served it). A
+ * a shared key no further behind the deciding CPU's T than its draw let
+ * it lag the shared T, and a run it wins starts there (key_on_cpu; a hog
+ * pinned beside an idle CPU got .0239 of the hogs' time, .3333 due, when
+ * unpinned hogs started, until the guards served it). A
  * runnable task's own key may lag its T by TIX_LAG_SLICES of its own
  * slices: an infeasible weight (more than a CPU's worth) then keeps one
  * CPU, which is the water-filled ideal, and owed service is bounded. A
