@@ -585,12 +585,12 @@ static u64 shared_key(s32 cpu, bool *found, bool *any)
 	*any = true;
 	if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
 		*found = true;
-		return key_on_cpu(lookup_ctx(p), p->scx.dsq_vtime, cpu);
+		return key_on_cpu(lookup_ctx(p), p->scx.dsq_vtime, TIX_GLOBAL_DSQ, cpu);
 	}
 	bpf_for_each(scx_dsq, p, TIX_GLOBAL_DSQ, 0) {
 		*any = true;
 		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
-			key = key_on_cpu(lookup_ctx(p), p->scx.dsq_vtime, cpu);
+			key = key_on_cpu(lookup_ctx(p), p->scx.dsq_vtime, TIX_GLOBAL_DSQ, cpu);
 			*found = true;
 			break;
 		}
@@ -951,7 +951,7 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		pctx->next_ready = 1;
 		/* Weighed here as this CPU weighs any shared key; queued, it
 		 * keeps kp for whichever CPU takes it. */
-		kpf = pdom == TIX_GLOBAL_DSQ ? key_on_cpu(pctx, kp, cdom) : kp;
+		kpf = key_on_cpu(pctx, kp, pdom, cdom);
 		hp = true;
 	}
 
@@ -1033,9 +1033,7 @@ void BPF_STRUCT_OPS(tix_running, struct task_struct *p)
 	tctx->exec_at = p->se.sum_exec_runtime;
 	c = scx_bpf_task_cpu(p);
 	/* A decision on c chose it by its key as c weighs it: it starts there. */
-	key = tctx->key;
-	if (!tctx->direct && tctx->dom == TIX_GLOBAL_DSQ)
-		key = key_on_cpu(tctx, key, c);
+	key = tctx->direct ? tctx->key : key_on_cpu(tctx, tctx->key, tctx->dom, c);
 	start_run(tctx, c, key, now);
 }
 

@@ -184,7 +184,7 @@ static u64 draw(int i, int requeue)
 		lag = 0;
 	}
 	/* draw_key's floor_lag, which on_cpu floors a shared key by. */
-	M.floor_lag[i] = requeue || M.kernel[i] || M.floor == 2 ?
+	M.floor_lag[i] = !requeue && (M.kernel[i] || M.floor == 2) ?
 			 tix_lag_bound(one_run(i, M.run_avg[i])) : lag;
 
 	if (M.stride)

@@ -47,7 +47,7 @@ __noinline int preempt_for(struct task_struct *p __arg_trusted, u64 key, u32 dom
 		if (!cpu_value[c] || !bpf_cpumask_test_cpu(c, p->cpus_ptr))
 			continue;
 		pos = cpu_position(c, now);
-		kc = dom == TIX_GLOBAL_DSQ ? key_on_cpu(tctx, key, c) : key;
+		kc = key_on_cpu(tctx, key, dom, c);
 		if (pos > kc && (s32)c == here)
 			here_ok = true;
 		if (pos > kc && pos - kc > gap) {
@@ -94,10 +94,8 @@ __noinline bool preempt_own_cpu(struct task_struct *p __arg_trusted, struct task
 	now = bpf_ktime_get_ns();
 	/* As in preempt_for, the wake credit orders p but does not cut; both
 	 * as tc weighs them. */
-	kc = dom == TIX_GLOBAL_DSQ ? key_on_cpu(tctx, key, tc) : key;
-	if (cpu_position(tc, now) <=
-	    (dom == TIX_GLOBAL_DSQ ? key_on_cpu(tctx, tix_sat_add(key, tctx->wake_credit), tc)
-				   : tix_sat_add(key, tctx->wake_credit)))
+	kc = key_on_cpu(tctx, key, dom, tc);
+	if (cpu_position(tc, now) <= key_on_cpu(tctx, tix_sat_add(key, tctx->wake_credit), dom, tc))
 		return false;
 	/* What ops.dispatch on tc would weigh p against (tix_dispatch). */
 	look(tc, &w);

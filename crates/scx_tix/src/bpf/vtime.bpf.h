@@ -148,7 +148,7 @@ __noinline u64 draw_key(struct task_struct *p __arg_trusted, struct task_ctx *tc
 	 * this draw allowed against the shared T, or the bank for a kernel
 	 * thread (kernel_wake moves a woken one ahead of the queue's heads,
 	 * which a floor at the wake lag would undo). */
-	tctx->floor_lag = requeue || (p->flags & TIX_PF_KTHREAD) ?
+	tctx->floor_lag = !requeue && (p->flags & TIX_PF_KTHREAD) ?
 			  tix_lag_bound(one_run(value, tctx->run_avg)) : lag;
 	if (policy == TIX_POLICY_STRIDE) {
 		key = tix_next_pass(tctx->own, t, lag, tctx->pending);
@@ -231,11 +231,12 @@ __noinline u64 reframe(struct task_ctx *tctx, u64 key, u32 dom)
  * c's T is at or below the shared T and the floor rarely binds. Named
  * approximation: the shared DSQ is ordered by raw keys, so the shared task
  * c weighs is the first it may run there, not the least of the floored
- * keys.
+ * keys. A key of a CPU's own DSQ (dom) is c's already: returned as is.
  */
-static u64 key_on_cpu(struct task_ctx *tctx, u64 key, u32 c)
+static u64 key_on_cpu(struct task_ctx *tctx, u64 key, u32 dom, u32 c)
 {
-	if (!tctx || policy == TIX_POLICY_RAS || c >= TIX_MAX_CPUS || c >= nr_cpus)
+	if (!tctx || dom != TIX_GLOBAL_DSQ || policy == TIX_POLICY_RAS || c >= TIX_MAX_CPUS ||
+	    c >= nr_cpus)
 		return key;
 	return tix_next_key(key, vtime_now(c), tctx->floor_lag, 0);
 }
