@@ -5,8 +5,8 @@
 #     total times (mean of --reps runs each; throughput)
 #   - wake-up latency of a periodic non-RT task (cyclictest without -p, 1 ms
 #     period) beside --hogs unpinned CPU hogs: mean and p99 over the samples
-#     of --reps runs, with the measuring thread unpinned and pinned to CPU 0
-#     (-a 0)
+#     of --reps runs, with the measuring thread unpinned (cyclictest_free:
+#     without -a this cyclictest pins it to CPU 0) and pinned to CPU 0 (-a 0)
 #   - deadlines met by a task that needs 1 ms of CPU every 10 ms (vm-load
 #     periodic, which spins without PAUSE: under single-threaded TCG a
 #     PAUSE hands the vCPU's turn away and its task is billed the wait)
@@ -14,7 +14,8 @@
 #     and the count missed over the periods of --reps runs
 #   - the scheduler's own part of a wake-up: from the kernel's
 #     sched_waking of cyclictest's thread to its switch-in (perf record -a
-#     of one unpinned run of secs beside the hogs). cyclictest's latency
+#     of one run of secs beside the hogs, the thread on CPU 0 as cyclictest
+#     places it without -a). cyclictest's latency
 #     also counts the timer interrupt's delivery, which under
 #     single-threaded TCG waits for the other vCPU's turn and dominates
 #   - the BPF callbacks' cost: run time per call from the kernel's BPF
@@ -245,9 +246,39 @@ wake_stats() {
 met_stats() { awk '{ m += $1; n += $2 } END { if (n == 0) exit 1; printf "%.4f %d", m / n, n - m }'; }
 mean_stats() { awk '{ s += $1 } END { if (NR == 0) exit 1; printf "%.3f", s / NR }'; }
 
+# cyclictest_free SECS: cyclictest's measuring thread unpinned; its
+# samples on stdout. This cyclictest (rt-tests 2.x) pins thread #N to CPU
+# #N when no -a is given (the guest shows Cpus_allowed_list 0 for the
+# measuring thread, 0-1 for the process), so a run without -a is a run
+# pinned to CPU 0. The thread's mask is reset to every CPU once it exists
+# and the first second of samples, taken before or about the reset, is
+# dropped; a thread still pinned after the reset fails the bench.
+cyclictest_free() {
+    _all=$(printf '%x' $(((1 << $(nproc)) - 1)))
+    cyclictest -q -D "$(($1 + 1))" -i 1000 -t 1 -v >/tmp/cyclictest.raw 2>&1 &
+    _cp=$!
+    _i=0
+    while [ "$(ls /proc/$_cp/task 2>/dev/null | wc -l)" -lt 2 ]; do
+        _i=$((_i + 1))
+        [ $_i -gt 500 ] && fail "cyclictest's measuring thread did not start"
+        usleep 2000
+    done
+    usleep 20000
+    for _t in /proc/$_cp/task/*; do
+        taskset -p "$_all" "${_t##*/}" >/dev/null 2>&1 || fail "could not unpin cyclictest thread ${_t##*/}"
+    done
+    for _t in /proc/$_cp/task/*; do
+        _m=$(awk '/^Cpus_allowed_list/ { print $2 }' "$_t/status")
+        [ "$_m" = "0-$(($(nproc) - 1))" ] || fail "cyclictest thread ${_t##*/} still pinned ($_m)"
+    done
+    wait $_cp || fail "cyclictest (unpinned) failed"
+    awk 'NF == 3 && $1 ~ /^[0-9]+:$/ && $2 + 0 >= 1000' /tmp/cyclictest.raw
+}
+
 # latency LABEL FILE [CYCLICTEST OPTIONS]: cyclictest's wake-up latency
 # beside B_HOGS unpinned hogs, B_REPS runs, samples appended to FILE;
-# prints this round's "mean p99 samples".
+# prints this round's "mean p99 samples". No options: the measuring thread
+# unpinned (cyclictest_free).
 latency() {
     _l=$1
     _f=$2
@@ -257,7 +288,11 @@ latency() {
     for r in $(seq "$B_REPS"); do
         start_hogs
         # No -p: the measuring thread stays SCHED_OTHER, so sched_ext schedules it.
-        cyclictest -q -D "$B_SECS" -i 1000 -t 1 -v "$@" >/tmp/cyclictest.out 2>&1 || fail "cyclictest $* failed under $_l"
+        if [ $# -eq 0 ]; then
+            cyclictest_free "$B_SECS" >/tmp/cyclictest.out
+        else
+            cyclictest -q -D "$B_SECS" -i 1000 -t 1 -v "$@" >/tmp/cyclictest.out 2>&1 || fail "cyclictest $* failed under $_l"
+        fi
         stop_hogs
         awk 'NF == 3 && $1 ~ /^[0-9]+:$/ { print $3 }' /tmp/cyclictest.out >>/tmp/cyclictest.all
     done
@@ -290,7 +325,8 @@ deadlines() {
 }
 
 # wake_to_run LABEL FILE: the delay (us) from each sched_waking of
-# cyclictest's thread to its next switch-in, over one unpinned run beside
+# cyclictest's thread to its next switch-in, over one run (thread on CPU 0,
+# as cyclictest places it without -a) beside
 # B_HOGS unpinned hogs, traced system-wide by perf; appended to FILE;
 # prints this round's "mean p50 p99 n".
 wake_to_run() {

@@ -1,7 +1,8 @@
 # Frames after a pinned load (main.bpf.c, lift_shared_time): a hog pinned
 # to every CPU for SECS moves every CPU frame's T while the shared frame's
 # T moves only with the few shared tasks; then as many unpinned hogs start,
-# with a periodic waker (cyclictest, unpinned) and a sampler forking every
+# with a periodic waker (cyclictest, whose thread it pins to CPU 0 itself
+# when no -a is given) and a sampler forking every
 # 0.2 s beside both phases, as a user's shell would be. Shared tasks keyed
 # far behind every CPU's T won every decision on every CPU while the CPUs'
 # own tasks waited for the starvation guards, until they caught up
@@ -70,7 +71,8 @@ hogs() {
     echo "$_h"
 }
 
-# phase OUT: SECS of cyclictest (unpinned, output to OUT) and the sampler.
+# phase OUT: SECS of cyclictest (no -a: its thread on CPU 0, output to OUT)
+# and the sampler.
 phase() {
     cyclictest -q -D "$SECS" -i 1000 -t 1 >"$1" 2>&1 &
     _ct=$!
