@@ -346,8 +346,14 @@ fn a_pinned_wakers_wait_is_its_own_draw_against_its_credit() {
             let long = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16);
             let stride = pinned_waker_waits(1, hogs, seed, SLICE / 8, SLICE / 16);
             let at = format!("{hogs} hogs, seed {seed}");
-            assert!(short.0 <= 0.001 && short.1 <= 1, "{at}: short runs {short:?}");
-            assert!(long.0 >= 0.004 && long.0 <= 0.03 && long.1 >= 2, "{at}: long runs {long:?}");
+            assert!(
+                short.0 <= 0.001 && short.1 <= 1,
+                "{at}: short runs {short:?}"
+            );
+            assert!(
+                long.0 >= 0.004 && long.0 <= 0.03 && long.1 >= 2,
+                "{at}: long runs {long:?}"
+            );
             assert_eq!(stride, (0.0, 0), "{at}: stride");
         }
     }
