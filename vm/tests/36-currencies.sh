@@ -23,7 +23,8 @@
 # (at least .5 less 2 points) and the two others to their ratio (thread2
 # .4 of their sum).
 #
-# Bounds as in 35-linux-rights.sh: stride 2 points, lottery max(3 points,
+# Bounds as in 35-linux-rights.sh: stride 2 points (plus the window's
+# stalls, stride_tol), lottery max(3 points,
 # 4 binomial sd) over the lotteries the measured tasks won in the window
 # (draws_during).
 
@@ -45,7 +46,7 @@ shares_ok() { # POLICY "SHARES" "IDEAL" DRAWS STALL_SQ
     _r=0
     for _t in $3; do
         _s=$(echo "$2" | awk -v i=$_i '{ print $i }')
-        if [ "$1" = stride ]; then _tol=0.02; else _tol=$(lottery_tol "$_t" 8 "$4" "$5"); fi
+        if [ "$1" = stride ]; then _tol=$(stride_tol "$_t" 8 "$5"); else _tol=$(lottery_tol "$_t" 8 "$4" "$5"); fi
         near "$_s" "$_t" "$_tol" || _r=1
         _i=$((_i + 1))
     done

@@ -4,8 +4,9 @@
 # hogs of hers (100 each), all pinned to CPU 1. During the loan S holds 400
 # of 600: .667 of the three hogs' CPU; when the loan ends (--for expires,
 # `tix return`, or the lender exits) S is back to 100: .333.
-# Bounds: stride 2 points; lottery max(3 points, 4 binomial sd) over the
-# lotteries the three hogs won in the 4 s window.
+# Bounds: stride 2 points plus the window's stalls (stride_tol); lottery
+# max(3 points, 4 binomial sd) over the lotteries the three hogs won in
+# the 4 s window, widened by the stalls as lottery_tol says.
 
 as_alice() { su -s /bin/sh alice -c "export PATH=$PATH; $*"; }
 apin() { # COMMAND...: as alice on CPU 1; prints the pid
@@ -17,8 +18,8 @@ hogcmd="sh -c 'while :; do :; done'"
 s_share() { # POLICY SECS IDEAL: S's share of the three hogs, checked
     draws_during "$2" "$S $H1 $H2" measure_snap "$2" "$S" "$H1" "$H2"
     _sh=$(echo "$OUT" | awk 'NR == 1 { print $3 }')
-    if [ "$1" = stride ]; then _tol=0.02; else _tol=$(lottery_tol "$3" "$2" "$DRAWS" "$STALL_SQ"); fi
-    echo "$_sh"
+    if [ "$1" = stride ]; then _tol=$(stride_tol "$3" "$2" "$STALL_SQ"); else _tol=$(lottery_tol "$3" "$2" "$DRAWS" "$STALL_SQ"); fi
+    echo "$_sh (ideal $3, bound $_tol; stalled $STALLED)"
     near "$_sh" "$3" "$_tol"
 }
 
@@ -45,7 +46,7 @@ for pol in stride lottery; do
     while [ -n "$(tix loans)" ] && [ $_i -lt 40 ]; do sleep 0.1; _i=$((_i + 1)); done
     after=$(s_share "$pol" 4 0.3333)
     ok2=$?
-    diag "$pol: S's share during the loan $(echo "$during" | head -1) (.6667), after it $(echo "$after" | head -1) (.3333); tickets C $(ltix -p "$C") S $(ltix -p "$S")"
+    diag "$pol: S's share during the loan $during, after it $after; tickets C $(ltix -p "$C") S $(ltix -p "$S")"
     [ $r -eq 0 ] && [ $ok1 -eq 0 ] && [ $ok2 -eq 0 ] && [ "$(ltix -p "$C")" = 400 ] && [ "$(ltix -p "$S")" = 100 ]
     check "$pol: a timed loan moves the server's share to its client's funding and back" $?
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The VM tests' statistical bounds, checked on the host before any guest
 # boots: binom_sd and lottery_tol (common.sh) decide every lottery verdict,
+# stride_tol every pinned stride share's,
 # and the guest runs them under busybox awk, with no math library. Each
 # case is recomputed here by perl from the formula the helper states, and
 # the helper's answer must match to its last printed decimal, under the
@@ -59,4 +60,30 @@ else
     echo "FAIL stall cap: $a -> $b (more than x1.4142, or not widened)"
     fail=1
 fi
+
+# expect_stride P SECS STALL_SQ: what stride_tol must print, by its comment:
+# .02 + min(.02, 4 sqrt(P (1 - P) STALL_SQ) / W), W = 1000 SECS.
+expect_stride() {
+    perl -e 'my ($p, $s, $q) = @ARGV; my $w = 1000 * $s;
+        my $t = 4 * sqrt($p * (1 - $p) * $q) / $w; $t = 0.02 if $t > 0.02;
+        printf "%.4f\n", 0.02 + $t' "$1" "$2" "${3:-0}"
+}
+check_stride() {
+    got=$($shell -c ". '$here/common.sh' >/dev/null 2>&1; stride_tol $*")
+    want=$(expect_stride "$@")
+    if [ "$got" = "$want" ]; then
+        echo "ok   stride_tol $* = $got"
+    else
+        echo "FAIL stride_tol $* = $got, the formula gives $want"
+        fail=1
+    fi
+}
+# A quiet window: the 2 points alone.
+check_stride .6667 4
+check_stride .6667 4 0
+# A busy host's stalls: 800 ms^2 in a 4 s loan window, 4,575 over 8 s.
+check_stride .6667 4 800
+check_stride .5 8 4575
+# Stalls past the cap: 4 points at most.
+check_stride .75 8 10000000
 exit $fail

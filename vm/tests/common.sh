@@ -87,6 +87,21 @@ lottery_tol() {
     awk -v s="$(binom_sd "$1" "$_n")" 'BEGIN { s *= 4; if (s < 0.03) s = 0.03; printf "%.4f\n", s }'
 }
 
+# stride_tol P SECS [STALL_SQ]: 2 points for a share P over SECS of one
+# CPU, plus 4 sd of the stalls billed to the hogs (the same variance as
+# lottery_tol's, P (1 - P) STALL_SQ / W^2): stride itself is exact to a
+# slice, but a stretch the host did not run the vCPU goes to whichever
+# hog held it. A clean-clone CI on a busy host (its Fig. 3 window counted
+# 2,207 ms stalled) read a loan's share .6373 of .6667 where a quiet
+# guest reads .6660. The stalls' part is capped at 2 points, as
+# lottery_tol caps its own: the count is scx_tix's, and a fault that let
+# runs outlast their slices must not widen its own bound without limit.
+stride_tol() {
+    awk -v p="$1" -v w="$(($2 * 1000))" -v q="${3:-0}" 'BEGIN { v = p * (1 - p) * q / (w * w); s = v + 1
+        for (i = 0; i < 60; i++) s = (s + v / s) / 2
+        s *= 4; if (s > 0.02) s = 0.02; printf "%.4f\n", 0.02 + s }'
+}
+
 # near VALUE TARGET TOL: |VALUE - TARGET| <= TOL (absolute).
 near() { awk -v v="$1" -v t="$2" -v e="$3" 'BEGIN { d = v - t; if (d < 0) d = -d; exit !(d <= e) }'; }
 
