@@ -72,6 +72,14 @@ struct Opts {
     /// first by that much. 0 is the seeds' rule (sleeping earns nothing).
     #[arg(long, default_value_t = tix_core::vtime::WAKE_SLICES, value_parser = clap::value_parser!(u64).range(0..=64))]
     wake_lag: u64,
+    /// Deferred wake-up cuts (experimental): when a decision passes over
+    /// a woken task for a winner keyed just before it, cut the winner when
+    /// its position, E at its mean, reaches the woken key, instead of at
+    /// its slice end (the first tick past it). Off by default: in two
+    /// boots it did not lower cyclictest's p99 consistently
+    /// (docs/kernel-results.md).
+    #[arg(long)]
+    wake_cut: bool,
     /// Per-user base tickets: a [base] table of user name or uid = tickets.
     #[arg(long, default_value = "/etc/tix/tix.toml")]
     config: PathBuf,
@@ -243,6 +251,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         rodata.slice_ns = opts.slice_us * 1000;
         rodata.wake_slices = opts.wake_lag;
+        rodata.wake_cut = opts.wake_cut;
         rodata.nr_cpus = nr_cpus;
         rodata.tick_ns = stats::tick_ns();
     }

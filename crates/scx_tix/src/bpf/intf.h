@@ -42,6 +42,10 @@ enum tix_consts {
 	TIX_AGE_SCAN = 256,
 	TIX_AGE_CHECKS = 8,
 	TIX_AGE_WAITS = 2,
+	/* The shortest run a deferred wake-up cut leaves its winner
+	 * (preempt.bpf.h, cut_for_waiter): a cut sooner costs a switch for
+	 * a gap the tick would have erred by anyway. */
+	TIX_WAKE_CUT_MIN_NS = 50000,
 	/* Processes whose writes are traced at once (tix trace start). */
 	TIX_MAX_TRACED = 1024,
 	/* x86's page-fault error code: the access was a write. */

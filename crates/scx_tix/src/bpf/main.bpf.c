@@ -99,7 +99,11 @@
  * part of a slice wait out every runner's full slice: its compensation
  * then bought almost nothing (a 1 ms burst, 0.2 ms sleep task beside a
  * hog got .167 of the CPU with compensation, .155 without;
- * vm/tests/65-compensation.sh).
+ * vm/tests/65-compensation.sh). With --wake-cut (off by default), a
+ * decision that passes over a woken task for a winner keyed just before
+ * it also cuts the winner when its position, E at its mean, reaches the
+ * woken key (deferred cuts, preempt.bpf.h); measured, it did not lower
+ * cyclictest's p99 consistently under TCG, so it stays an option.
  *
  * Kernel threads. A woken kernel thread is keyed just ahead of the first
  * task waiting where it may run (kernel_wake), its jump a wake credit that
@@ -204,6 +208,8 @@ const volatile u64 starve_ns = 500000000;
 const volatile u32 nr_cpus = 1;
 /* Own slices of lag a waking task keeps (tix_core::vtime::wake_lag). */
 const volatile u64 wake_slices = TIX_WAKE_SLICES;
+/* Deferred wake-up cuts (preempt.bpf.h): scx_tix --wake-cut, off by default. */
+const volatile bool wake_cut = false;
 /* The kernel's tick (1/HZ), read by the daemon from CLOCK_MONOTONIC_COARSE's
  * resolution: a slice ends at the first tick past it. */
 const volatile u64 tick_ns = 4000000;
@@ -219,7 +225,7 @@ u64 nr_aged_serves;	/* of them, the per-task guard's (aged_serve) */
 u64 nr_guard_scans;	/* the per-task guard's looks, and their time (ns): */
 u64 guard_ns;		/* its price, per dispatch in vm/bench */
 u64 nr_direct;
-u64 nr_preempt_kicks;	/* wake-up preemptions: kicks (preempt_for) and direct ones (preempt_own_cpu) */
+u64 nr_preempt_kicks;	/* wake-up preemptions: kicks (preempt_for), direct ones (preempt_own_cpu) and deferred cuts (cut_fire) */
 u64 nr_lost[TIX_NR_LOST];
 s64 nr_proc_states;	/* entries in proc_state, for leak checks and tix status */
 s64 nr_cgroups;		/* entries in cgroups */
@@ -244,6 +250,9 @@ u64 cpu_value[TIX_MAX_CPUS];
 u64 cpu_start[TIX_MAX_CPUS];
 /* The key of the woken task a kick of this CPU was for (0: none). */
 u64 cpu_kick_key[TIX_MAX_CPUS];
+/* The woken key a CPU's last decision passed over (0: none), for the run
+ * that decision started (cut_for_waiter). */
+u64 cpu_waiter_key[TIX_MAX_CPUS];
 /* When each CPU last looked for a task waiting past starve_ns (aged_serve). */
 u64 cpu_aged_at[TIX_MAX_CPUS];
 
@@ -270,6 +279,7 @@ struct task_ctx {
 	u32 requeue;		/* left a CPU still runnable: may keep its lag */
 	u32 direct;		/* runs without a decision (idle CPU at wake-up) */
 	u32 sync_wake;		/* woken by a task about to sleep (WF_SYNC) */
+	u32 woken;		/* waiting since a wake-up that may cut a runner */
 	u64 wake_credit;	/* how far its wake lag moved its key back */
 	u64 floor_lag;		/* lag its last draw allowed: key_on_cpu's */
 	u64 slept_at;		/* when it last went to sleep (0: not asleep) */
@@ -517,6 +527,10 @@ static void count_win(struct task_ctx *tctx)
 	tctx->wins_unflushed++;
 }
 
+/* preempt.bpf.h: the run a decision started beats a woken task only by a
+ * gap; cut it when it has run that gap. */
+__noinline int cut_for_waiter(u32 c, u64 key, u64 value, u64 now);
+
 /*
  * A task (tctx) starts a run on cpu with key: the key becomes its own, its
  * frame's T and cpu's move to it (if a decision chose it), the run's E is
@@ -548,6 +562,9 @@ __noinline int start_run(struct task_ctx *tctx, s32 cpu, u64 key, u64 now)
 		cpu_key[c] = key;
 		cpu_start[c] = now;
 		cpu_value[c] = tctx->value ? tctx->value : 1;
+		if (cpu_waiter_key[c] && !tctx->direct)
+			cut_for_waiter(c, key, cpu_value[c], now);
+		cpu_waiter_key[c] = 0;
 	}
 	if (tctx->direct)
 		tctx->direct = 0;
@@ -885,6 +902,8 @@ void BPF_STRUCT_OPS(tix_enqueue, struct task_struct *p, u64 enq_flags)
 	may_cut = (enq_flags & SCX_ENQ_WAKEUP) && policy != TIX_POLICY_RAS && !tctx->sync_wake;
 	/* Set by select_cpu for this wake-up only (pinned tasks skip it). */
 	tctx->sync_wake = 0;
+	if (enq_flags & SCX_ENQ_WAKEUP)
+		tctx->woken = may_cut;
 	if (may_cut && preempt_own_cpu(p, tctx, key, dom, enq_flags))
 		return;
 	if ((enq_flags & SCX_ENQ_WAKEUP) && (p->flags & TIX_PF_KTHREAD) &&
@@ -990,6 +1009,7 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		pick = 1;
 	if (w.hg && (pick < 0 || w.kg < (pick == 1 ? w.kl : kpc)))
 		pick = 2;
+	note_waiter(cdom, pick, &w);
 
 	if (pick == 1 && take(cdom, now))
 		return;
@@ -1029,6 +1049,7 @@ void BPF_STRUCT_OPS(tix_running, struct task_struct *p)
 		return;
 	tctx->queued = 0;
 	tctx->next_ready = 0;
+	tctx->woken = 0;
 	tctx->started_at = now;
 	tctx->exec_at = p->se.sum_exec_runtime;
 	c = scx_bpf_task_cpu(p);
@@ -1190,6 +1211,11 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(tix_init)
 		err = scx_bpf_create_dsq(i, -1);
 		if (err)
 			return err;
+		if (wake_cut) {
+			err = cut_timer_init(i);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }

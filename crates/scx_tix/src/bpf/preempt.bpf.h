@@ -108,4 +108,143 @@ __noinline bool preempt_own_cpu(struct task_struct *p __arg_trusted, struct task
 	return true;
 }
 
+/*
+ * Deferred cuts (scx_tix --wake-cut, off by default). A decision that
+ * passes over a woken task W for a winner that stands only a little
+ * behind it would hand W the CPU at the winner's
+ * slice end, and a slice ends at a tick: 4 ms at HZ=250 however small the
+ * gap (a pinned cyclictest under the lottery lost CPU 0 to a hog by a
+ * median 0.1 of a run and waited the whole slice; docs/kernel-results.md,
+ * "A pinned waker's lost decisions"). So the winner's run is cut when its
+ * position, E at its mean, reaches W's key without W's wake credit: the
+ * kick preempt_for would have sent had W woken at that instant. The cut
+ * time depends on the gap and the winner's value, never on its own draw,
+ * so a run that drew a large E is not cut more often (the escape
+ * cpu_position's comment names), and the winner is charged what it used:
+ * shares stand. The decision that chose the winner stands too; the kick
+ * brings a new one, weighed as any kicked decision (the cut runner behind
+ * W), where W may still lose to a task keyed before it, which then gets a
+ * cut of its own. Sync wakees and RAS's never cut (tix_enqueue's may_cut).
+ * Approximation (named): the position is linear in the time run, exact
+ * for stride and Waldspurger's compensation; under Zepp's rules and
+ * without compensation the cut lands where the linear cost says.
+ * Measured (two boots, multi-threaded TCG, 2 vCPUs, 2 hogs), it lowered
+ * cyclictest's pinned p99 in one boot and raised it in the other under
+ * both policies, and raised the unpinned p99 in 3 of 4 cases (stride's in
+ * both boots): an option, not the rule.
+ * Accepted race: W may be taken by another CPU before the timer fires;
+ * the kick then makes the runner yield once to a task it would have beaten
+ * (its key stands), as a stale kick does.
+ */
+struct cut_timer {
+	struct bpf_timer t;
+	u64 start;		/* cpu_start of the run it cuts */
+	u64 wkey;		/* the woken key it cuts for */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TIX_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct cut_timer);
+} cut_timers SEC(".maps");
+
+#ifndef CLOCK_MONOTONIC
+#define CLOCK_MONOTONIC 1
+#endif
+
+static int cut_fire(void *map, int *key, struct cut_timer *ct)
+{
+	u32 c = *key;
+
+	if (c >= TIX_MAX_CPUS || c >= nr_cpus)
+		return 0;
+	/* That run has ended: its decision is made. */
+	if (cpu_start[c] != ct->start || !cpu_value[c])
+		return 0;
+	__sync_fetch_and_add(&nr_preempt_kicks, 1);
+	cpu_kick_key[c] = ct->wkey ? ct->wkey : 1;
+	scx_bpf_kick_cpu(c, SCX_KICK_PREEMPT);
+	return 0;
+}
+
+static int cut_timer_init(u32 c)
+{
+	struct cut_timer *ct = bpf_map_lookup_elem(&cut_timers, &c);
+	int err;
+
+	if (!ct)
+		return -ENOENT;
+	err = bpf_timer_init(&ct->t, &cut_timers, CLOCK_MONOTONIC);
+	if (err)
+		return err;
+	return bpf_timer_set_callback(&ct->t, cut_fire);
+}
+
+/*
+ * The run (key, value) that cpu c's last decision started passed over the
+ * woken key cpu_waiter_key[c]: arm c's timer for the time the run's
+ * position, E at its mean, takes to reach it, if that is within a slice.
+ */
+__noinline int cut_for_waiter(u32 c, u64 key, u64 value, u64 now)
+{
+	struct cut_timer *ct;
+	u64 w, full, delay;
+
+	if (c >= TIX_MAX_CPUS || !wake_cut)
+		return 0;
+	w = cpu_waiter_key[c];
+	if (w <= key)
+		return 0;
+	full = one_run(value, 0);
+	if (!full || w - key >= full)
+		return 0;
+	delay = tix_sat64(tix_div128(tix_mul64(w - key, slice_ns), full));
+	if (delay < TIX_WAKE_CUT_MIN_NS)
+		delay = TIX_WAKE_CUT_MIN_NS;
+	ct = bpf_map_lookup_elem(&cut_timers, &c);
+	if (!ct)
+		return 0;
+	ct->start = now;
+	ct->wkey = w;
+	bpf_timer_start(&ct->t, delay, 0);
+	return 0;
+}
+
+/* The woken key, as cpu weighs it and without its wake credit, of the head
+ * of one DSQ that cpu's decision did not pick (0: not a woken task). */
+static u64 woken_head(s32 cpu, u64 dsq)
+{
+	struct task_struct *p = __COMPAT_scx_bpf_dsq_peek(dsq);
+	struct task_ctx *tctx;
+
+	if (!p || !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return 0;
+	tctx = lookup_ctx(p);
+	if (!tctx || !tctx->woken)
+		return 0;
+	return key_on_cpu(tctx, tix_sat_add(p->scx.dsq_vtime, tctx->wake_credit),
+			  dsq == TIX_GLOBAL_DSQ ? TIX_GLOBAL_DSQ : (u32)cpu, cpu);
+}
+
+/* ops.dispatch on cpu picked pick (0 prev, 1 its DSQ's head, 2 the shared
+ * one): note the least woken key it passed over for the run it starts. */
+static void note_waiter(u32 cpu, int pick, struct waiting *w)
+{
+	u64 k = 0, kg = 0;
+
+	if (cpu >= TIX_MAX_CPUS)
+		return;
+	cpu_waiter_key[cpu] = 0;
+	if (!wake_cut || policy == TIX_POLICY_RAS || pick < 0)
+		return;
+	if (pick != 1 && w->hl)
+		k = woken_head(cpu, cpu);
+	if (pick != 2 && w->hg)
+		kg = woken_head(cpu, TIX_GLOBAL_DSQ);
+	if (kg && (!k || kg < k))
+		k = kg;
+	cpu_waiter_key[cpu] = k;
+}
+
 #endif
