@@ -23,16 +23,22 @@ expect() {
         printf "%.4f\n", $t' "$1" "$2" "${3:-}" "${4:-0}"
 }
 
-check() {
-    got=$($shell -c ". '$here/common.sh' >/dev/null 2>&1; lottery_tol $*")
-    want=$(expect "$@")
+# compare HELPER FORMULA ARGS...: common.sh's HELPER, run under $shell,
+# against FORMULA's answer for the same ARGS.
+compare() {
+    _h=$1
+    _e=$2
+    shift 2
+    got=$($shell -c ". '$here/common.sh' >/dev/null 2>&1; $_h $*")
+    want=$($_e "$@")
     if [ "$got" = "$want" ]; then
-        echo "ok   lottery_tol $* = $got"
+        echo "ok   $_h $* = $got"
     else
-        echo "FAIL lottery_tol $* = $got, the formula gives $want"
+        echo "FAIL $_h $* = $got, the formula gives $want"
         fail=1
     fi
 }
+check() { compare lottery_tol expect "$@"; }
 
 # A pinned Fig. 3 window as measured (about 2,000 draws in 10 s) ...
 check .2 10 2000
@@ -68,16 +74,7 @@ expect_stride() {
         my $t = 4 * sqrt($p * (1 - $p) * $q) / $w; $t = 0.02 if $t > 0.02;
         printf "%.4f\n", 0.02 + $t' "$1" "$2" "${3:-0}"
 }
-check_stride() {
-    got=$($shell -c ". '$here/common.sh' >/dev/null 2>&1; stride_tol $*")
-    want=$(expect_stride "$@")
-    if [ "$got" = "$want" ]; then
-        echo "ok   stride_tol $* = $got"
-    else
-        echo "FAIL stride_tol $* = $got, the formula gives $want"
-        fail=1
-    fi
-}
+check_stride() { compare stride_tol expect_stride "$@"; }
 # A quiet window: the 2 points alone.
 check_stride .6667 4
 check_stride .6667 4 0
