@@ -55,11 +55,22 @@ ltix -u root 2>/tmp/err.out; r=$?
 diag "$(cat /tmp/err.out)"
 [ $r != 0 ] && grep -q "not running" /tmp/err.out; check "tools say the scheduler is not running" $?
 
-tix_start --stats 1 --exit-dump-len 65536
-check "re-attaches (with --stats 1 --exit-dump-len 65536)" $?
+# Also with the deferred wake-up cuts (--wake-cut: a per-CPU BPF timer,
+# armed when a decision passes over a woken task), loaded on each kernel
+# this file boots, beside a waker pinned with a hog so that they fire.
+tix_start --stats 1 --exit-dump-len 65536 --wake-cut
+check "re-attaches (with --stats 1 --exit-dump-len 65536 --wake-cut)" $?
+k0=$(tix status 2>/dev/null | sed -n 's/.*wake-up preemptions \([0-9]*\).*/\1/p')
+cyclictest -q -D 3 -i 1000 -t 1 -a 0 >/dev/null 2>&1 &
+cy=$!
 sleep 3
+wait "$cy"
 n=$(grep -c '^{"attached":true' "$TIX_LOG")
 [ "$n" -ge 2 ]; check "scx_tix --stats 1 prints a status line each second ($n in 3 s)" $?
+k1=$(tix status 2>/dev/null | sed -n 's/.*wake-up preemptions \([0-9]*\).*/\1/p')
+diag "wake-up preemptions (kicks, direct and deferred cuts) over the waker's 3 s: ${k0:-?} -> ${k1:-?}"
+[ "$(sched_state)" = enabled ] && [ -n "$k1" ] && [ "$k1" -gt "${k0:-0}" ]
+check "--wake-cut: still attached after a pinned waker beside a hog, and its wake-ups preempted" $?
 kill -KILL "$TIX_DPID"
 wait_state disabled 1000; check "SIGKILL: disabled within 1 s" $?
 wait "$TIX_DPID" 2>/dev/null
