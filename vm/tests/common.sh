@@ -96,10 +96,11 @@ lottery_tol() {
 # guest reads .6660. The stalls' part is capped at 2 points, as
 # lottery_tol caps its own: the count is scx_tix's, and a fault that let
 # runs outlast their slices must not widen its own bound without limit.
+# The stalls' sd is binom_sd's with n = W^2 / STALL_SQ.
 stride_tol() {
-    awk -v p="$1" -v w="$(($2 * 1000))" -v q="${3:-0}" 'BEGIN { v = p * (1 - p) * q / (w * w); s = v + 1
-        for (i = 0; i < 60; i++) s = (s + v / s) / 2
-        s *= 4; if (s > 0.02) s = 0.02; printf "%.4f\n", 0.02 + s }'
+    _s=0
+    [ "${3:-0}" -gt 0 ] && _s=$(binom_sd "$1" "$(awk -v w="$(($2 * 1000))" -v q="$3" 'BEGIN { printf "%.6f\n", w * w / q }')")
+    awk -v s="$_s" 'BEGIN { s *= 4; if (s > 0.02) s = 0.02; printf "%.4f\n", 0.02 + s }'
 }
 
 # near VALUE TARGET TOL: |VALUE - TARGET| <= TOL (absolute).

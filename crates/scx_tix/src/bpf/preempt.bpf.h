@@ -22,6 +22,17 @@ static u64 cpu_position(u32 c, u64 now)
 	return tix_sat_add(cpu_key[c], one_run(cpu_value[c], now > start ? now - start : 0));
 }
 
+/* Preempt CPU c's runner for the woken key: c's next decision weighs the
+ * cut runner behind it (tix_dispatch). */
+static void kick_for(u32 c, u64 key)
+{
+	if (c >= TIX_MAX_CPUS)
+		return;
+	__sync_fetch_and_add(&nr_preempt_kicks, 1);
+	cpu_kick_key[c] = key ? key : 1;
+	scx_bpf_kick_cpu(c, SCX_KICK_PREEMPT);
+}
+
 /*
  * A woken p (key) with no idle CPU: kick the CPU it may use whose runner is
  * furthest ahead of it, if any is ahead — or this CPU, where the wake-up
@@ -57,11 +68,8 @@ __noinline int preempt_for(struct task_struct *p __arg_trusted, u64 key, u32 dom
 	}
 	if (here_ok)
 		best = here;
-	if (best >= 0 && best < TIX_MAX_CPUS) {
-		__sync_fetch_and_add(&nr_preempt_kicks, 1);
-		cpu_kick_key[best] = key ? key : 1;
-		scx_bpf_kick_cpu(best, SCX_KICK_PREEMPT);
-	}
+	if (best >= 0 && best < TIX_MAX_CPUS)
+		kick_for(best, key);
 	return 0;
 }
 
@@ -162,9 +170,7 @@ static int cut_fire(void *map, int *key, struct cut_timer *ct)
 	/* That run has ended: its decision is made. */
 	if (cpu_start[c] != ct->start || !cpu_value[c])
 		return 0;
-	__sync_fetch_and_add(&nr_preempt_kicks, 1);
-	cpu_kick_key[c] = ct->wkey ? ct->wkey : 1;
-	scx_bpf_kick_cpu(c, SCX_KICK_PREEMPT);
+	kick_for(c, ct->wkey);
 	return 0;
 }
 
