@@ -57,9 +57,11 @@ diag "$(cat /tmp/err.out)"
 
 # Also with the deferred wake-up cuts (--wake-cut: a per-CPU BPF timer,
 # armed when a decision passes over a woken task), loaded on each kernel
-# this file boots, beside a waker pinned with a hog so that they fire.
-tix_start --stats 1 --exit-dump-len 65536 --wake-cut
-check "re-attaches (with --stats 1 --exit-dump-len 65536 --wake-cut)" $?
+# this file boots, beside a waker pinned with a hog so that they fire,
+# and the wake credit earned twice as fast (--wake-rate 2).
+tix_start --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 2
+check "re-attaches (with --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 2)" $?
+grep -q "at 2 per slice slept" "$TIX_LOG"; check "--wake-rate 2: the attach line says so" $?
 k0=$(tix status 2>/dev/null | sed -n 's/.*wake-up preemptions \([0-9]*\).*/\1/p')
 cyclictest -q -D 3 -i 1000 -t 1 -a 0 >/dev/null 2>&1 &
 cy=$!

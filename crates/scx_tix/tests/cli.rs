@@ -1,5 +1,6 @@
 //! scx_tix's command line without a kernel: `--monitor` of no running
-//! instance and bad intervals get one clear line and a non-zero exit.
+//! instance, bad intervals and wake rates out of range get a clear error
+//! and a non-zero exit.
 
 use std::process::Command;
 
@@ -29,4 +30,13 @@ fn monitor_of_nothing_and_bad_intervals_are_refused() {
     let (code, err) = scx_tix(&["--stats", "1", "--monitor", "1"]);
     assert_ne!(code, 0);
     assert!(err.contains("cannot be used with"), "{err}");
+}
+
+#[test]
+fn a_wake_rate_outside_one_to_sixteen_is_refused() {
+    for bad in ["0", "17", "-1", "x", "18446744073709551616"] {
+        let (code, err) = scx_tix(&[&format!("--wake-rate={bad}")]);
+        assert_ne!(code, 0, "--wake-rate {bad}");
+        assert!(err.contains("--wake-rate"), "--wake-rate {bad}: {err}");
+    }
 }

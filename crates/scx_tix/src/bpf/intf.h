@@ -26,6 +26,9 @@ enum tix_consts {
 	TIX_COMP_ZEPP = 2,
 	TIX_COMP_ZEPP_IO = 3,
 	TIX_MAX_TASKS = 65536,
+	/* The most scx_tix --wake-rate takes (own slices of wake lag per
+	 * slice slept). */
+	TIX_WAKE_RATE_MAX = 16,
 	TIX_MAX_USERS = 4096,
 	/* cgroups with the cpu controller, and (cgroup, user) groups. */
 	TIX_MAX_CGROUPS = 16384,
