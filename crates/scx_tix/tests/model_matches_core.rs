@@ -280,6 +280,24 @@ fn uncontested_runners_stay_level_with_the_time() {
     assert!(settled < 2.5, "settled: mean gap {settled:.2} slices");
 }
 
+/// Two CPUs, `hogs` runnable hogs (tasks 0..hogs) and a waker (task
+/// `hogs`, asleep, allowed `mask`), all of value 100; every wake lag is
+/// computed from a sleep of `slept` ns.
+///
+/// # Safety
+/// Callers hold MODEL (the model is one global C object).
+unsafe fn hogs_and_a_waker(stride: i32, hogs: i32, slept: u64, mask: u64) {
+    tix_m_reset(stride, SLICE, 1, 2);
+    tix_m_set_slept(slept);
+    for i in 0..=hogs {
+        tix_m_set_value(i, 100);
+    }
+    tix_m_set_cpus(hogs, mask);
+    for i in 0..hogs {
+        tix_m_wake(i);
+    }
+}
+
 /// Two CPUs, with compensation: `hogs` unpinned hogs and a waker W pinned
 /// to CPU 0 (cyclictest as it runs by default), all of one value. W sleeps
 /// two slices, wakes with `slept` ns of sleep credit, waits for a decision
@@ -293,15 +311,7 @@ fn pinned_waker_waits(stride: i32, hogs: i32, seed: u64, slept: u64, run: u64) -
     let w = hogs;
     // SAFETY: see above; callers hold MODEL.
     unsafe {
-        tix_m_reset(stride, SLICE, 1, 2);
-        tix_m_set_slept(slept);
-        for i in 0..=w {
-            tix_m_set_value(i, 100);
-        }
-        tix_m_set_cpus(w, 1);
-        for i in 0..hogs {
-            tix_m_wake(i);
-        }
+        hogs_and_a_waker(stride, hogs, slept, 1);
         // Every slice end and dispatch finds a task: the hogs never leave.
         let busy = |on: &[i32]| on.iter().all(|&t| t >= 0);
         let mut on = dispatch_all(2, &mut m);
@@ -1146,15 +1156,7 @@ fn periodic_waits(stride: i32, hogs: i32, seed: u64, mask: u64, slept: u64, run:
     let w = hogs;
     // SAFETY: see above; callers hold MODEL.
     unsafe {
-        tix_m_reset(stride, SLICE, 1, 2);
-        tix_m_set_slept(slept);
-        for i in 0..=w {
-            tix_m_set_value(i, 100);
-        }
-        tix_m_set_cpus(w, mask);
-        for i in 0..hogs {
-            tix_m_wake(i);
-        }
+        hogs_and_a_waker(stride, hogs, slept, mask);
         let mut on = dispatch_all(2, &mut m);
         for _ in 0..20_000 {
             // The sleep is 2 slice ends of the hogs (what T gains then),
