@@ -33,8 +33,10 @@
 # currencies and cgroups), as row scx_tix@REV-lottery; --scheds picks the
 # rows measured (default: all but the peer, which --peer adds);
 # lottery-cut and stride-cut are scx_tix with --wake-cut (deferred
-# wake-up cuts), lottery-rate2 and stride-rate2 with --wake-rate 2 (wake
-# credit earned twice as fast), to weigh those options in one boot.
+# wake-up cuts), lottery-rateN and stride-rateN (N 1 or 2) with
+# --wake-rate N (wake credit earned N own slices per slice slept; by
+# default the lottery's is 2, stride's 1), to weigh those options in one
+# boot.
 #
 # --rounds K repeats the whole cycle (default, then each of --scheds) K
 # times in the boot and pools every measurement over the rounds, so that a
@@ -46,7 +48,7 @@
 #
 # usage: vm/bench/run.sh [--cpus N] [--reps R] [--secs S] [--hogs H] [--groups G]
 #                        [--loops L] [--rounds K] [--no-build] [--timeout SECS]
-#                        [--scheds "lottery stride lottery-cut stride-cut lottery-rate2 stride-rate2
+#                        [--scheds "lottery stride lottery-cut stride-cut lottery-rate1 stride-rate2
 #                                   wvtime user-gr3 user-stride"]
 #                        [--peer REV]
 #                        [--measure "throughput latency deadlines wake"]
@@ -136,7 +138,7 @@ while [ $# -gt 0 ]; do
         --scheds | --peer)
             [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
             if [ "$1" = --scheds ]; then
-                words_in --scheds "lottery stride lottery-cut stride-cut lottery-rate2 stride-rate2 wvtime user-gr3 user-stride" "$2"
+                words_in --scheds "lottery stride lottery-cut stride-cut lottery-rate1 stride-rate1 lottery-rate2 stride-rate2 wvtime user-gr3 user-stride" "$2"
                 scheds=$2
             else
                 peer=$(git -C "$repo" rev-parse --short=7 --verify -q "$2^{commit}") ||
@@ -419,9 +421,9 @@ for round in $(seq "$B_ROUNDS"); do
         elif [ "${sched%-cut}" != "$sched" ]; then
             label=scx_tix-$sched
             scx_tix --policy "${sched%-cut}" --wake-cut >"$log" 2>&1 &
-        elif [ "${sched%-rate2}" != "$sched" ]; then
+        elif [ "${sched%-rate[12]}" != "$sched" ]; then
             label=scx_tix-$sched
-            scx_tix --policy "${sched%-rate2}" --wake-rate 2 >"$log" 2>&1 &
+            scx_tix --policy "${sched%-rate[12]}" --wake-rate "${sched##*-rate}" >"$log" 2>&1 &
         elif [ "${sched#user-}" != "$sched" ]; then
             label=scx_tix_user-${sched#user-}
             scx_tix_user --policy "${sched#user-}" --stats 1 >"$log" 2>&1 &

@@ -8,6 +8,8 @@ check "scx_tix attaches (state enabled)" $?
 case "$(ops_name)" in tix*) r=0 ;; *) r=1 ;; esac
 diag "ops: $(ops_name)"
 check "ops name is tix" $r
+grep -q "attached (lottery, .* at 2 per slice slept" "$TIX_LOG"
+check "the lottery earns wake credit at its own rate, 2, unless told" $?
 # The load's cost: the verifier's walk is most of an attach's time under
 # TCG (234,206 instructions took 23-33 s, 56,291 took 4-9 s in an idle
 # guest, 13-27 s here beside the two hogs). The budget
@@ -58,10 +60,10 @@ diag "$(cat /tmp/err.out)"
 # Also with the deferred wake-up cuts (--wake-cut: a per-CPU BPF timer,
 # armed when a decision passes over a woken task), loaded on each kernel
 # this file boots, beside a waker pinned with a hog so that they fire,
-# and the wake credit earned twice as fast (--wake-rate 2).
-tix_start --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 2
-check "re-attaches (with --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 2)" $?
-grep -q "at 2 per slice slept" "$TIX_LOG"; check "--wake-rate 2: the attach line says so" $?
+# and the wake credit earned at a rate of the caller's (--wake-rate 3).
+tix_start --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 3
+check "re-attaches (with --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 3)" $?
+grep -q "at 3 per slice slept" "$TIX_LOG"; check "--wake-rate 3: the attach line says so" $?
 k0=$(tix status 2>/dev/null | sed -n 's/.*wake-up preemptions \([0-9]*\).*/\1/p')
 cyclictest -q -D 3 -i 1000 -t 1 -a 0 >/dev/null 2>&1 &
 cy=$!

@@ -73,13 +73,14 @@ struct Opts {
     #[arg(long, default_value_t = tix_core::vtime::WAKE_SLICES, value_parser = clap::value_parser!(u64).range(0..=64))]
     wake_lag: u64,
     /// Own slices of wake lag a task earns per slice it sleeps, up to
-    /// --wake-lag. 1 (the default): a 7.5 ms sleep at 3.5 ms slices earns
-    /// 2.1 slices. Higher serves a short sleeper's wake-up ahead of runners
-    /// more often under the lottery, where its last run's draw can key it
-    /// behind them (a 1 ms-every-10 ms task beside 4 hogs missed 2-3x the
-    /// default's periods; docs/kernel-results.md); the cap is unchanged.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=bpf_intf::tix_consts_TIX_WAKE_RATE_MAX as u64))]
-    wake_rate: u64,
+    /// --wake-lag. Default: the policy's, 2 under the lottery and 1 under
+    /// stride (following `tix policy`). At 1 a 7.5 ms sleep at 3.5 ms
+    /// slices earns 2.1 slices. The lottery needs more: its last run's
+    /// draw can key a short sleeper behind the runners (at 1 a 1 ms-every-
+    /// 10 ms task beside 4 hogs missed 2-3x the default scheduler's
+    /// periods; docs/kernel-results.md); the cap is unchanged.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=bpf_intf::tix_consts_TIX_WAKE_RATE_MAX as u64))]
+    wake_rate: Option<u64>,
     /// Deferred wake-up cuts (experimental): when a decision passes over
     /// a woken task for a winner keyed just before it, cut the winner when
     /// its position, E at its mean, reaches the woken key, instead of at
@@ -259,7 +260,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
         let rodata = skel.maps.rodata_data.as_mut().unwrap();
         rodata.slice_ns = opts.slice_us * 1000;
         rodata.wake_slices = opts.wake_lag;
-        rodata.wake_rate = opts.wake_rate;
+        // 0: the policy's own, read per draw (tix_core::vtime::wake_rate).
+        rodata.wake_rate = opts.wake_rate.unwrap_or(0);
         rodata.wake_cut = opts.wake_cut;
         rodata.nr_cpus = nr_cpus;
         rodata.tick_ns = stats::tick_ns();
@@ -410,7 +412,10 @@ fn run(opts: Opts) -> Result<ExitCode> {
         opts.slice_us,
         rule.name(),
         opts.wake_lag,
-        opts.wake_rate
+        tix_core::vtime::wake_rate(
+            policy == Policy::Stride,
+            opts.wake_rate.unwrap_or(0)
+        )
     );
 
     let mut policy = policy;

@@ -26,6 +26,7 @@ extern "C" {
     fn tix_m_wake_direct(i: i32, cpu: i32, rnd: u32);
     fn tix_m_set_wake(slices: u64);
     fn tix_m_set_slept(ns: u64);
+    fn tix_m_set_wake_rate(rate: u64);
     fn tix_m_set_wake_frame(on: i32);
     fn tix_m_set_uncontested(on: i32);
     fn tix_m_set_kernel(i: i32, on: i32);
@@ -282,13 +283,15 @@ fn uncontested_runners_stay_level_with_the_time() {
 
 /// Two CPUs, `hogs` runnable hogs (tasks 0..hogs) and a waker (task
 /// `hogs`, asleep, allowed `mask`), all of value 100; every wake lag is
-/// computed from a sleep of `slept` ns.
+/// computed from a sleep of `slept` ns at wake rate `rate` (0: the
+/// policy's own, as scx_tix runs without --wake-rate).
 ///
 /// # Safety
 /// Callers hold MODEL (the model is one global C object).
-unsafe fn hogs_and_a_waker(stride: i32, hogs: i32, slept: u64, mask: u64) {
+unsafe fn hogs_and_a_waker(stride: i32, hogs: i32, slept: u64, mask: u64, rate: u64) {
     tix_m_reset(stride, SLICE, 1, 2);
     tix_m_set_slept(slept);
+    tix_m_set_wake_rate(rate);
     for i in 0..=hogs {
         tix_m_set_value(i, 100);
     }
@@ -304,14 +307,21 @@ unsafe fn hogs_and_a_waker(stride: i32, hogs: i32, slept: u64, mask: u64) {
 /// on CPU 0 and runs `run` ns. Returns the fraction of W's periods in which
 /// it waited past the first slice end on CPU 0, and its longest wait in
 /// slice ends.
-fn pinned_waker_waits(stride: i32, hogs: i32, seed: u64, slept: u64, run: u64) -> (f64, u32) {
+fn pinned_waker_waits(
+    stride: i32,
+    hogs: i32,
+    seed: u64,
+    slept: u64,
+    run: u64,
+    rate: u64,
+) -> (f64, u32) {
     let periods = 5_000u32;
     let mut m = Mix(seed);
     let (mut late, mut longest) = (0u32, 0u32);
     let w = hogs;
     // SAFETY: see above; callers hold MODEL.
     unsafe {
-        hogs_and_a_waker(stride, hogs, slept, 1);
+        hogs_and_a_waker(stride, hogs, slept, 1, rate);
         // Every slice end and dispatch finds a task: the hogs never leave.
         let busy = |on: &[i32]| on.iter().all(|&t| t >= 0);
         let mut on = dispatch_all(2, &mut m);
@@ -349,7 +359,9 @@ fn pinned_waker_waits(stride: i32, hogs: i32, seed: u64, slept: u64, run: u64) -
 /// E > 12, which 30,000 periods never drew; with what a guest probe measured
 /// for cyclictest under TCG (credit p50 0.12 of a hog's run, runs p50 243
 /// µs) it takes E > 2, and W was late in 0.8-1.6% of periods, up to 3
-/// slice ends (bounds 0.4-3%). Stride has no draw: never late. Fixed
+/// slice ends (bounds 0.4-3%), at wake rate 1; at the lottery's own
+/// rate, 2, in 0.06-0.26% (bound: a quarter of rate 1's). Stride has no
+/// draw: never late. Fixed
 /// seeds, so each figure is fixed; the bounds say which side of the effect
 /// a rule change lands on.
 #[test]
@@ -357,9 +369,13 @@ fn a_pinned_wakers_wait_is_its_own_draw_against_its_credit() {
     let _g = MODEL.lock().unwrap();
     for hogs in [2, 3, 4] {
         for seed in [3, 4] {
-            let short = pinned_waker_waits(0, hogs, seed, SLICE / 4, SLICE / 50);
-            let long = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16);
-            let stride = pinned_waker_waits(1, hogs, seed, SLICE / 8, SLICE / 16);
+            let short = pinned_waker_waits(0, hogs, seed, SLICE / 4, SLICE / 50, 1);
+            let long = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, 1);
+            let rated = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, 0);
+            let stride = pinned_waker_waits(1, hogs, seed, SLICE / 8, SLICE / 16, 0);
+            eprintln!(
+                "{hogs} hogs, seed {seed}: long runs {long:?}, at the lottery's rate {rated:?}"
+            );
             let at = format!("{hogs} hogs, seed {seed}");
             assert!(
                 short.0 <= 0.001 && short.1 <= 1,
@@ -368,6 +384,10 @@ fn a_pinned_wakers_wait_is_its_own_draw_against_its_credit() {
             assert!(
                 long.0 >= 0.004 && long.0 <= 0.03 && long.1 >= 2,
                 "{at}: long runs {long:?}"
+            );
+            assert!(
+                4.0 * rated.0 <= long.0,
+                "{at}: at the lottery's rate {rated:?}"
             );
             assert_eq!(stride, (0.0, 0), "{at}: stride");
         }
@@ -1150,13 +1170,21 @@ fn a_woken_kernel_thread_runs_before_a_herd() {
 /// `mask` 1, free with 3), for `periods` periods: how many slice ends it
 /// waited past its first, as a histogram of 0, 1, 2 and more. No wake-up
 /// preemption in the model: each step is one slice end on every CPU.
-fn periodic_waits(stride: i32, hogs: i32, seed: u64, mask: u64, slept: u64, run: u64) -> [u32; 4] {
+fn periodic_waits(
+    stride: i32,
+    hogs: i32,
+    seed: u64,
+    mask: u64,
+    slept: u64,
+    run: u64,
+    rate: u64,
+) -> [u32; 4] {
     let mut m = Mix(seed);
     let mut hist = [0u32; 4];
     let w = hogs;
     // SAFETY: see above; callers hold MODEL.
     unsafe {
-        hogs_and_a_waker(stride, hogs, slept, mask);
+        hogs_and_a_waker(stride, hogs, slept, mask, rate);
         let mut on = dispatch_all(2, &mut m);
         for _ in 0..20_000 {
             // The sleep is 2 slice ends of the hogs (what T gains then),
@@ -1190,9 +1218,10 @@ fn periodic_waits(stride: i32, hogs: i32, seed: u64, mask: u64, slept: u64, run:
 /// its last run's E * run / value above where it started, floored at T
 /// less the credit of 1.9 own slices: a draw of E above about 1.9 / 0.6
 /// minus what T gained puts it behind the hogs: here it waited past its
-/// first slice end in 3.6-4.1% of periods, past two in 2.0-2.4%. With
-/// the credit earned twice as fast (scx_tix --wake-rate 2, the sleep
-/// counted twice) it needs E about twice as large: 0.3-0.4% and 0.2%.
+/// first slice end in 3.6-4.1% of periods, past two in 2.0-2.4%, at wake
+/// rate 1 (`--wake-rate 1`, the lottery's rule before rate 2). With the
+/// credit earned twice as fast (the lottery's own rate, 2) it needs E
+/// about twice as large: 0.3-0.4% and 0.2%.
 /// Stride has no draw: never late. Fixed seeds, so each figure is fixed;
 /// the bounds say which side of the effect each lands on.
 #[test]
@@ -1202,9 +1231,9 @@ fn a_short_sleepers_late_periods_are_its_own_draw() {
     let run = SLICE * 65 / 100;
     for mask in [1u64, 3] {
         for seed in [3, 4] {
-            let r1 = periodic_waits(0, 4, seed, mask, slept, run);
-            let r2 = periodic_waits(0, 4, seed, mask, 2 * slept, run);
-            let st = periodic_waits(1, 4, seed, mask, slept, run);
+            let r1 = periodic_waits(0, 4, seed, mask, slept, run, 1);
+            let r2 = periodic_waits(0, 4, seed, mask, slept, run, 0);
+            let st = periodic_waits(1, 4, seed, mask, slept, run, 0);
             let late = |h: [u32; 4]| h[1] + h[2] + h[3];
             eprintln!("mask {mask} seed {seed}: rate 1 {r1:?}, rate 2 {r2:?}, stride {st:?}");
             assert!(late(r1) >= 40, "mask {mask} seed {seed}: rate 1 {r1:?}");

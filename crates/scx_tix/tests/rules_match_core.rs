@@ -21,6 +21,9 @@ extern "C" {
     fn tix_c_run_avg(avg: u64, used: u64) -> u64;
     fn tix_c_wake_lag(one: u64, slices: u64, slept: u64, slice: u64) -> u64;
     fn tix_c_wake_slices() -> u64;
+    fn tix_c_wake_rate(stride: i32, chosen: u64) -> u64;
+    fn tix_c_rated_sleep(slept: u64, rate: u64) -> u64;
+    fn tix_c_wake_rate_max() -> u64;
     fn tix_c_lead_cap(stride: i32, starve: u64, slice: u64, vsum: u64, serving: u64) -> u64;
     fn tix_c_wake_cap(stride: i32, slice: u64, vsum: u64, serving: u64) -> u64;
     fn tix_c_cap_lead(key: u64, reference: u64, cap: u64) -> u64;
@@ -80,8 +83,21 @@ impl Mix {
 
 #[test]
 fn wake_credit_default_is_the_cores() {
-    // SAFETY: pure C function.
-    assert_eq!(unsafe { tix_c_wake_slices() }, vtime::WAKE_SLICES);
+    // SAFETY: pure C functions.
+    unsafe {
+        assert_eq!(tix_c_wake_slices(), vtime::WAKE_SLICES);
+        assert_eq!(tix_c_wake_rate_max(), vtime::WAKE_RATE_MAX);
+        // Every policy's own rate and every rate scx_tix takes, and past it.
+        for stride in [false, true] {
+            for chosen in 0..=vtime::WAKE_RATE_MAX + 2 {
+                assert_eq!(
+                    tix_c_wake_rate(stride as i32, chosen),
+                    vtime::wake_rate(stride, chosen),
+                    "stride {stride} chosen {chosen}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -456,6 +472,10 @@ proptest! {
             prop_assert_eq!(tix_c_wake_lag(small, lag, pending % (1 << 30), small % (1 << 30)),
                             vtime::wake_lag(small, lag, pending % (1 << 30), small % (1 << 30)));
             prop_assert_eq!(tix_c_wake_lag(own, vt, lag, pending), vtime::wake_lag(own, vt, lag, pending));
+            // Rates past the most scx_tix takes, too: both clamp there.
+            let rate = small % (vtime::WAKE_RATE_MAX + 4);
+            prop_assert_eq!(tix_c_rated_sleep(own, rate), vtime::rated_sleep(own, rate));
+            prop_assert_eq!(tix_c_rated_sleep(small, rate), vtime::rated_sleep(small, rate));
         }
     }
 

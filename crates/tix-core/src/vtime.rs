@@ -34,9 +34,10 @@
 //! until it catches up.
 //!
 //! A waking task may lag by `wake_lag`: one of its own slices per slice
-//! it slept, up to WAKE_SLICES by default (0 is the seeds' rule: sleeping
-//! earns no credit), and never more than the frame's time gains in
-//! WAKE_FRAME_SLICES slices. See `wake_lag` and `wake_cap`.
+//! it slept (`wake_rate` of them under the lottery), up to WAKE_SLICES by
+//! default (0 is the seeds' rule: sleeping earns no credit), and never more
+//! than the frame's time gains in WAKE_FRAME_SLICES slices. See `wake_lag`,
+//! `wake_rate` and `wake_cap`.
 
 /// How many of its own mean slices a runnable task may lag the virtual time.
 pub const LAG_SLICES: u64 = 32;
@@ -102,6 +103,51 @@ pub fn wake_lag(one_slice: u64, slices: u64, slept_ns: u64, slice_ns: u64) -> u6
         (slept << 16) / slice_ns
     };
     u64::try_from((one_slice as u128 * frac as u128) >> 16).unwrap_or(u64::MAX)
+}
+
+/// The most `scx_tix --wake-rate` takes (own slices of credit per slice
+/// slept).
+pub const WAKE_RATE_MAX: u64 = 16;
+
+/// Own slices of wake credit the lottery earns per slice slept unless told
+/// otherwise. 2, not 1: a short sleeper's woken key is its last start plus
+/// E · run / value, so under the lottery a large draw E keys it behind the
+/// runners unless its credit covers it. Beside 4 hogs on 2 vCPUs a
+/// 1 ms-every-10 ms task slept 1.9 slices and ran 0.65: at rate 1 it
+/// missed 2-3x the default scheduler's periods, at 2 fewer than the
+/// default, with cyclictest's p99 and `perf bench sched messaging` no
+/// worse (vm/bench, docs/kernel-results.md). The cap (`WAKE_SLICES`) is
+/// the same, so no task gets further ahead; it gets there sooner.
+pub const WAKE_RATE_LOTTERY: u64 = 2;
+
+/// Stride's: its woken key has no draw in it (a pass is deterministic), so
+/// rate 1 already met every deadline there, and rate 2 raised its pinned
+/// p99 (one boot, 0.92x to 1.10x of the default).
+pub const WAKE_RATE_STRIDE: u64 = 1;
+
+/// The wake rate in force: `chosen` (`--wake-rate`, at most
+/// `WAKE_RATE_MAX`) or, when 0 (not given), the policy's own; it follows
+/// the policy when `tix policy` switches it.
+pub fn wake_rate(stride: bool, chosen: u64) -> u64 {
+    match chosen {
+        0 if stride => WAKE_RATE_STRIDE,
+        0 => WAKE_RATE_LOTTERY,
+        r => r.min(WAKE_RATE_MAX),
+    }
+}
+
+/// The sleep `wake_lag` is given at wake rate `rate`: `slept_ns` counted
+/// `rate` times over (the credit reaches its cap `rate` times sooner;
+/// `wake_lag` clamps the sleep to the cap's span). A rate of 0, which
+/// `wake_rate` never gives, counts as 1. A sleep of 2^59 ns (18 years) or
+/// more counts as forever (`u64::MAX`): then the product of any other fits,
+/// and the BPF side needs no overflow test (clang makes one a 128-bit
+/// multiply BPF cannot call); every such sleep reaches the cap anyway.
+pub fn rated_sleep(slept_ns: u64, rate: u64) -> u64 {
+    if slept_ns >> 59 != 0 {
+        return u64::MAX;
+    }
+    slept_ns * rate.clamp(1, WAKE_RATE_MAX)
 }
 
 /// Slices of the frame's own time that a waking task's credit may span
@@ -249,6 +295,28 @@ mod tests {
         assert_eq!(next_pass(10, 120, 50, 7), 70);
         assert_eq!(next_pass(10, 120, 0, 7), 120);
         assert_eq!(next_pass(u64::MAX - 1, 0, 0, 9), u64::MAX);
+    }
+
+    #[test]
+    fn the_wake_rate_is_the_policys_unless_chosen() {
+        assert_eq!(wake_rate(false, 0), WAKE_RATE_LOTTERY);
+        assert_eq!(wake_rate(true, 0), WAKE_RATE_STRIDE);
+        assert_eq!(wake_rate(true, 3), 3);
+        assert_eq!(wake_rate(false, 1), 1);
+        assert_eq!(wake_rate(false, 1_000), WAKE_RATE_MAX);
+        assert_eq!(rated_sleep(7, 2), 14);
+        assert_eq!(rated_sleep(7, 0), 7);
+        assert_eq!(rated_sleep(7, 1_000), 7 * WAKE_RATE_MAX);
+        assert_eq!(rated_sleep(u64::MAX / 3, 4), u64::MAX);
+        assert_eq!(rated_sleep((1 << 59) - 1, 16), ((1 << 59) - 1) * 16);
+        assert_eq!(rated_sleep(1 << 59, 1), u64::MAX);
+        // Twice the rate, the cap reached in half the sleep.
+        let s = 4_000_000;
+        assert_eq!(
+            wake_lag(10, 4, rated_sleep(s, 2), s),
+            wake_lag(10, 4, 2 * s, s)
+        );
+        assert_eq!(wake_lag(10, 4, rated_sleep(2 * s, 2), s), 40);
     }
 
     #[test]

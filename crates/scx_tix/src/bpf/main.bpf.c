@@ -60,13 +60,13 @@
  * frame's T gains in TIX_WAKE_FRAME_SLICES slices (wake_cap): counted in
  * own slices alone, 10^4 waking threads stood 2x10^4 slices of service
  * ahead of a task at T, and T, which moves only when a started key passes
- * it, stood still while they were served. With --wake-rate R a task
- * earns R own slices of credit per slice slept, up to the same
- * wake_slices: a short sleeper's woken key is its last start plus
- * E * run / value, and under the lottery a large E keys it behind the
- * runners unless the credit covers it (a 1 ms-every-10 ms task beside 4
- * hogs missed 2-3x the default's periods; model_matches_core's short
- * sleeper). A key's
+ * it, stood still while they were served. Under the lottery a task
+ * earns 2 own slices of credit per slice slept (the wake rate; stride 1,
+ * --wake-rate sets it), up to the same wake_slices: a short sleeper's
+ * woken key is its last start plus E * run / value, and a large E keys it
+ * behind the runners unless the credit covers it (at rate 1 a 1 ms-every-
+ * 10 ms task beside 4 hogs missed 2-3x the default's periods;
+ * model_matches_core's short sleeper). A key's
  * lead over its frame's T is capped (about starve_ns of waiting), and a
  * waiting task moved to another DSQ is brought into the new frame the same
  * way, so no task waits on a frame that runs slower than the one its key
@@ -215,8 +215,9 @@ const volatile u32 nr_cpus = 1;
 /* Own slices of lag a waking task keeps (tix_core::vtime::wake_lag). */
 const volatile u64 wake_slices = TIX_WAKE_SLICES;
 /* Own slices of wake lag earned per slice slept, up to wake_slices:
- * scx_tix --wake-rate, 1 by default (tix_core::vtime::wake_lag's rule). */
-const volatile u64 wake_rate = 1;
+ * scx_tix --wake-rate; 0 (not given) is the policy's own, 2 under the
+ * lottery and 1 under stride (tix_wake_rate). */
+const volatile u64 wake_rate = 0;
 /* Deferred wake-up cuts (preempt.bpf.h): scx_tix --wake-cut, off by default. */
 const volatile bool wake_cut = false;
 /* The kernel's tick (1/HZ), read by the daemon from CLOCK_MONOTONIC_COARSE's

@@ -42,6 +42,7 @@ struct tix_model {
 	int ncpus;
 	int from_now;
 	u64 wake_slices;
+	u64 wake_rate;
 	u64 slept_ns;
 	int wake_frame;
 	int uncontested;
@@ -74,6 +75,7 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 	M.from_now = 0;
 	M.starve_ns = 500000000;
 	M.wake_slices = TIX_WAKE_SLICES;
+	M.wake_rate = 0;
 	M.slept_ns = 0;
 	M.wake_frame = 1;
 	M.uncontested = 1;
@@ -85,6 +87,10 @@ void tix_m_set_slept(u64 ns) { M.slept_ns = ns; }
 
 /* scx_tix --wake-lag: own slices of lag a waking task keeps. */
 void tix_m_set_wake(u64 slices) { M.wake_slices = slices; }
+
+/* scx_tix --wake-rate: own slices of it earned per slice slept (0, as
+ * reset leaves it: the policy's own, tix_wake_rate). */
+void tix_m_set_wake_rate(u64 rate) { M.wake_rate = rate; }
 
 /* 0: an uncontested prev keeps the whole lag bank, the rule before
  * uncontested_key (for a test's comparison). */
@@ -167,7 +173,9 @@ static u64 lead_cap(int frame)
 static u64 draw(int i, int requeue)
 {
 	u64 lag = requeue ? tix_lag_bound(one_run(i, M.run_avg[i]))
-			  : tix_wake_lag(one_run(i, 0), M.wake_slices, M.slept_ns, M.slice_ns), k;
+			  : tix_wake_lag(one_run(i, 0), M.wake_slices,
+					 tix_rated_sleep(M.slept_ns, tix_wake_rate(M.stride, M.wake_rate)),
+					 M.slice_ns), k;
 	u64 vt = M.vt[dom_of(i)], cap, vsum, serving;
 
 	/* One snapshot of the frame's load for both caps, as draw_key takes. */

@@ -296,6 +296,37 @@ static inline u64 tix_wake_lag(u64 one_slice, u64 slices, u64 slept_ns, u64 slic
 	return (lag.hi << 48) | (lag.lo >> 16);
 }
 
+/* Own slices of wake credit per slice slept (tix_core::vtime::wake_rate):
+ * chosen (scx_tix --wake-rate, at most TIX_WAKE_RATE_MAX) or, when 0, the
+ * policy's own. The lottery's is 2: its woken key carries the last run's
+ * draw, which a credit earned at 1 often did not cover; stride's has no
+ * draw. */
+#define TIX_WAKE_RATE_LOTTERY 2ULL
+#define TIX_WAKE_RATE_STRIDE 1ULL
+
+static inline u64 tix_wake_rate(int stride, u64 chosen)
+{
+	if (!chosen)
+		return stride ? TIX_WAKE_RATE_STRIDE : TIX_WAKE_RATE_LOTTERY;
+	return chosen > TIX_WAKE_RATE_MAX ? TIX_WAKE_RATE_MAX : chosen;
+}
+
+/* The sleep tix_wake_lag is given (tix_core::vtime::rated_sleep): slept_ns
+ * counted rate times over. A sleep of 2^59 ns (18 years) or more counts as
+ * forever, so the product of the rest fits (rate <= 16): no loop, and no
+ * overflow test, which clang turns into a 128-bit multiply BPF cannot
+ * call. */
+#define TIX_RATED_SLEEP_SHIFT 59
+
+static inline u64 tix_rated_sleep(u64 slept_ns, u64 rate)
+{
+	if (rate < 1)
+		rate = 1;
+	if (rate > TIX_WAKE_RATE_MAX)
+		rate = TIX_WAKE_RATE_MAX;
+	return slept_ns >> TIX_RATED_SLEEP_SHIFT ? TIX_U64_MAX : slept_ns * rate;
+}
+
 /* A task's smoothed run length (tix_core::vtime::run_avg): the lag bank is
  * counted in runs, which is what the walk it absorbs moves by. */
 static inline u64 tix_run_avg(u64 avg, u64 used)

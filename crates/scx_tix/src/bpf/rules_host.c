@@ -37,6 +37,9 @@ u64 tix_c_wake_lag(u64 one, u64 slices, u64 slept, u64 slice)
 	return tix_wake_lag(one, slices, slept, slice);
 }
 u64 tix_c_wake_slices(void) { return TIX_WAKE_SLICES; }
+u64 tix_c_wake_rate(int stride, u64 chosen) { return tix_wake_rate(stride, chosen); }
+u64 tix_c_rated_sleep(u64 slept, u64 rate) { return tix_rated_sleep(slept, rate); }
+u64 tix_c_wake_rate_max(void) { return TIX_WAKE_RATE_MAX; }
 
 u64 tix_c_next_key(u64 own, u64 vt, u64 lag, u64 pending)
 {

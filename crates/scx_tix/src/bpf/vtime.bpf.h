@@ -120,7 +120,7 @@ static void set_serving(u32 c, u32 dom)
 __noinline u64 draw_key(struct task_struct *p __arg_trusted, struct task_ctx *tctx, u32 dom,
 			bool requeue)
 {
-	u64 value, t = vtime_now(dom), lag = 0, cap, key, plain, v, n, slept, rated, i;
+	u64 value, t = vtime_now(dom), lag = 0, cap, key, plain, v, n, slept;
 
 	if (!tctx)
 		return t;
@@ -135,17 +135,13 @@ __noinline u64 draw_key(struct task_struct *p __arg_trusted, struct task_ctx *tc
 	if (requeue)
 		lag = tix_lag_bound(one_run(value, tctx->run_avg));
 	else {
-		/* --wake-rate R counts a sleep R times over: the credit
+		/* The wake rate R counts a sleep R times over: the credit
 		 * reaches its cap (wake_slices) R times sooner; tix_wake_lag
-		 * clamps the sleep to the cap's span. Saturating adds: clang
-		 * turns a guarded product into a 128-bit multiply BPF cannot
-		 * call. */
+		 * clamps the sleep to the cap's span. Read per draw, so it
+		 * follows the policy when tix policy switches it. */
 		slept = tctx->slept_at ? bpf_ktime_get_ns() - tctx->slept_at : 0;
-		rated = slept;
-		for (i = 1; i < TIX_WAKE_RATE_MAX; i++)
-			if (i < wake_rate)
-				rated = tix_sat_add(rated, slept);
-		slept = rated;
+		slept = tix_rated_sleep(slept,
+					tix_wake_rate(policy == TIX_POLICY_STRIDE, wake_rate));
 		lag = tix_wake_lag(one_run(value, 0), wake_slices, slept, slice_ns);
 		/* tix_core::vtime::wake_cap: the most wake lag in frame dom now. */
 		cap = tix_wake_cap(policy == TIX_POLICY_STRIDE, slice_ns, v, n);
