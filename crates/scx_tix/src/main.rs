@@ -399,12 +399,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
             shutdown.clone(),
         );
     }
-    server::spawn(
-        ctl.clone(),
-        listener,
-        opts.socket.clone(),
-        server::Limits::default(),
-    );
+    // Said before the socket is served: a client that reaches it (the VM
+    // tests wait for tix status) can read the line.
     eprintln!(
         "scx_tix: attached ({}, slice {} us, compensation {}, wake lag {} slices at {} per slice slept; \
          loaded in {load_ms} ms, {verified} instructions verified)",
@@ -416,6 +412,12 @@ fn run(opts: Opts) -> Result<ExitCode> {
             policy == Policy::Stride,
             opts.wake_rate.unwrap_or(0)
         )
+    );
+    server::spawn(
+        ctl.clone(),
+        listener,
+        opts.socket.clone(),
+        server::Limits::default(),
     );
 
     let mut policy = policy;
