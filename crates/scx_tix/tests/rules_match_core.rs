@@ -87,6 +87,17 @@ fn wake_credit_default_is_the_cores() {
     unsafe {
         assert_eq!(tix_c_wake_slices(), vtime::WAKE_SLICES);
         assert_eq!(tix_c_wake_rate_max(), vtime::WAKE_RATE_MAX);
+        // Both sides of where a sleep starts to count as forever.
+        let forever = 1u64 << vtime::RATED_SLEEP_SHIFT;
+        for slept in [forever - 1, forever] {
+            for rate in [1, 2, vtime::WAKE_RATE_MAX] {
+                assert_eq!(
+                    tix_c_rated_sleep(slept, rate),
+                    vtime::rated_sleep(slept, rate),
+                    "slept {slept} rate {rate}"
+                );
+            }
+        }
         // Every policy's own rate and every rate scx_tix takes, and past it.
         for stride in [false, true] {
             for chosen in 0..=vtime::WAKE_RATE_MAX + 2 {

@@ -136,6 +136,10 @@ pub fn wake_rate(stride: bool, chosen: u64) -> u64 {
     }
 }
 
+/// Sleeps of `1 << RATED_SLEEP_SHIFT` ns or more count as forever in
+/// `rated_sleep` (rules.h's `TIX_RATED_SLEEP_SHIFT`).
+pub const RATED_SLEEP_SHIFT: u32 = 59;
+
 /// The sleep `wake_lag` is given at wake rate `rate`: `slept_ns` counted
 /// `rate` times over (the credit reaches its cap `rate` times sooner;
 /// `wake_lag` clamps the sleep to the cap's span). A rate of 0, which
@@ -144,7 +148,7 @@ pub fn wake_rate(stride: bool, chosen: u64) -> u64 {
 /// and the BPF side needs no overflow test (clang makes one a 128-bit
 /// multiply BPF cannot call); every such sleep reaches the cap anyway.
 pub fn rated_sleep(slept_ns: u64, rate: u64) -> u64 {
-    if slept_ns >> 59 != 0 {
+    if slept_ns >> RATED_SLEEP_SHIFT != 0 {
         return u64::MAX;
     }
     slept_ns * rate.clamp(1, WAKE_RATE_MAX)
@@ -308,8 +312,9 @@ mod tests {
         assert_eq!(rated_sleep(7, 0), 7);
         assert_eq!(rated_sleep(7, 1_000), 7 * WAKE_RATE_MAX);
         assert_eq!(rated_sleep(u64::MAX / 3, 4), u64::MAX);
-        assert_eq!(rated_sleep((1 << 59) - 1, 16), ((1 << 59) - 1) * 16);
-        assert_eq!(rated_sleep(1 << 59, 1), u64::MAX);
+        let forever = 1u64 << RATED_SLEEP_SHIFT;
+        assert_eq!(rated_sleep(forever - 1, 16), (forever - 1) * 16);
+        assert_eq!(rated_sleep(forever, 1), u64::MAX);
         // Twice the rate, the cap reached in half the sleep.
         let s = 4_000_000;
         assert_eq!(
