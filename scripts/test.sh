@@ -64,6 +64,9 @@ step "the VM tests' statistical bounds (common.sh under busybox sh, as in the gu
 sh vm/tests/check-bounds.sh
 sh vm/tests/check-bounds.sh bash
 
+step "vm/bench/pool.sh (pooling the benchmark over boots) against samples sorted the long way"
+bash vm/bench/check-pool.sh
+
 step "kernel scheduler in sched_ext VMs (two kernels)"
 # Every in-guest test on Debian's sid kernel; attach and the multiprocessor
 # checks again on its trixie-backports kernel (sched_ext kernels differ from

@@ -41,20 +41,24 @@
 # --rounds K repeats the whole cycle (default, then each of --scheds) K
 # times in the boot and pools every measurement over the rounds, so that a
 # rare event (a missed deadline) is counted often enough to compare, and a
-# host that slows during the boot weighs on every row alike. --measure
+# host that slows during the boot weighs on every row alike. --boots K
+# runs the whole benchmark in K boots one after another and, after each
+# boot's own tables, pools every boot's samples (vm/bench/pool.sh): a
+# lottery's tail moved by 2x between boots, more than any change weighed
+# in one. --measure
 # picks the measurements (throughput: messaging and hackbench; latency:
 # cyclictest; deadlines; wake: the traced wake-up to run); the BPF costs
 # come with any of them.
 #
 # usage: vm/bench/run.sh [--cpus N] [--reps R] [--secs S] [--hogs H] [--groups G]
-#                        [--loops L] [--rounds K] [--no-build] [--timeout SECS]
+#                        [--loops L] [--rounds K] [--boots K] [--no-build] [--timeout SECS]
 #                        [--scheds "lottery stride lottery-cut stride-cut lottery-rate1 stride-rate2
 #                                   wvtime user-gr3 user-stride"]
 #                        [--peer REV]
 #                        [--measure "throughput latency deadlines wake"]
 #                        [--accel single|multi]
 #   defaults: --cpus 2 --reps 3 --secs 10 --hogs <cpus> --groups 2 --loops 50
-#   --rounds 1 --measure "throughput latency deadlines wake" --accel single
+#   --rounds 1 --boots 1 --measure "throughput latency deadlines wake" --accel single
 # TCG timings are slow and noisy: compare only rows of one run.
 # --accel: QEMU's TCG with one host thread for all vCPUs (single, the
 # default) or one per vCPU (multi). Single emulates the vCPUs in turns, and
@@ -78,6 +82,7 @@ timeout_s=""
 scheds="lottery stride wvtime user-gr3 user-stride"
 measure="throughput latency deadlines wake"
 rounds=1
+boots=1
 peer=""
 accel=""
 cmdline="vm/bench/run.sh $*"
@@ -100,7 +105,7 @@ num() {
 }
 while [ $# -gt 0 ]; do
     case "$1" in
-        --cpus | --reps | --secs | --hogs | --groups | --loops | --rounds | --timeout)
+        --cpus | --reps | --secs | --hogs | --groups | --loops | --rounds | --boots | --timeout)
             [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
             num "$1" "$2"
             case "$1" in
@@ -111,6 +116,7 @@ while [ $# -gt 0 ]; do
                 --groups) groups=$2 ;;
                 --loops) loops=$2 ;;
                 --rounds) rounds=$2 ;;
+                --boots) boots=$2 ;;
                 --timeout) timeout_s=$2 ;;
             esac
             shift 2
@@ -538,22 +544,43 @@ echo
 echo "| user-space backend | decision ns per dispatch (its own timing) |"
 echo "|---|---|"
 awk '{ printf "| %s | %d |\n", $1, $2 }' /tmp/user-costs 2>/dev/null
+# The raw measurements, for vm/bench/pool.sh to pool over boots (--boots):
+# a line per label and measurement, run times as they are, deadline runs
+# as "met:periods", latency samples as "value:count", 400 pairs a line.
+while read -r l; do
+    for k in msg hack du dp lu lp; do
+        f=$raw/$l/$k
+        [ -s "$f" ] || continue
+        case $k in
+            lu | lp) sort -n "$f" | uniq -c | awk -v h="tixraw $l $k" '{ s = s " " $2 ":" $1; if (++n == 400) { print h s; s = ""; n = 0 } } END { if (n) print h s }' ;;
+            du | dp) awk -v h="tixraw $l $k" '{ s = s " " $1 ":" $2 } END { print h s }' "$f" ;;
+            *) awk -v h="tixraw $l $k" '{ s = s " " $1 } END { print h s }' "$f" ;;
+        esac
+    done
+done </tmp/labels
 GUEST
 
+# One boot per --boots, each its own console log; with more than one,
+# vm/bench/pool.sh pools their raw measurements after the last.
+logs=$(mktemp -d "${TMPDIR:-/tmp}/tix-bench.XXXXXX")
+trap 'rm -rf "$logs"' EXIT
 export TIX_VM_LOG
-TIX_VM_LOG=$(mktemp "${TMPDIR:-/tmp}/tix-bench.XXXXXX")
-trap 'rm -f "$TIX_VM_LOG"' EXIT
-set +e
-"$repo/vm/run.sh" --cpus "$cpus" --timeout "$timeout_s" \
-    --add "$target/release/scx_tix" --add "$target/release/scx_wvtime" --add "$target/release/tix" \
-    --add "$target/release/scx_tix_user" \
-    --add "$target/release/examples/vm-load" ${peeradd[@]+"${peeradd[@]}"} -- \
-    "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops B_SCHEDS='$scheds' B_PEER=$peer B_ROUNDS=$rounds B_MEASURE='$measure'
+rc=0
+for boot in $(seq "$boots"); do
+    TIX_VM_LOG=$logs/boot-$boot.log
+    [ "$boots" = 1 ] || echo "bench: boot $boot of $boots" >&2
+    set +e
+    "$repo/vm/run.sh" --cpus "$cpus" --timeout "$timeout_s" \
+        --add "$target/release/scx_tix" --add "$target/release/scx_wvtime" --add "$target/release/tix" \
+        --add "$target/release/scx_tix_user" \
+        --add "$target/release/examples/vm-load" ${peeradd[@]+"${peeradd[@]}"} -- \
+        "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops B_SCHEDS='$scheds' B_PEER=$peer B_ROUNDS=$rounds B_MEASURE='$measure'
 $guest"
-rc=$?
-set -e
-if [ "$rc" = 0 ]; then
+    rc=$?
+    set -e
+    [ "$rc" = 0 ] || { echo "bench: boot $boot of $boots failed (exit $rc)" >&2; break; }
     echo
+    [ "$boots" = 1 ] || echo "Boot $boot of $boots."
     echo "Benchmarks, one VM boot ($cpus CPUs, QEMU $TIX_VM_ACCEL), measuring $measure; $rounds round(s) of"
     echo "the default and each scheduler in turn, pooled: perf bench sched messaging -g $groups -l $loops and"
     echo "hackbench -g $groups -l $((loops * 10)) (mean of $reps runs a round each); cyclictest -i 1000 -t 1 (no -p; unpinned and -a 0;"
@@ -562,5 +589,10 @@ if [ "$rc" = 0 ]; then
     echo "Command: $cmdline"
     echo
     grep '^|' "$TIX_VM_LOG"
+done
+if [ "$rc" = 0 ] && [ "$boots" -gt 1 ]; then
+    echo
+    echo "Command: $cmdline"
+    bash "$repo/vm/bench/pool.sh" "$logs"/boot-*.log
 fi
 exit "$rc"
