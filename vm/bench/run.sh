@@ -577,8 +577,9 @@ for boot in $(seq "$boots"); do
         --add "$target/release/scx_tix_user" \
         --add "$target/release/examples/vm-load" ${peeradd[@]+"${peeradd[@]}"} -- \
         "B_REPS=$reps B_SECS=$secs B_HOGS=$hogs B_GROUPS=$groups B_LOOPS=$loops B_SCHEDS='$scheds' B_PEER=$peer B_ROUNDS=$rounds B_MEASURE='$measure'
-$guest"
-    rc=$?
+$guest" | grep -av '^tixraw '
+    # The raw lines stay in the boot's log for pool.sh, off the screen.
+    rc=${PIPESTATUS[0]}
     set -e
     # A boot that fails (under multi-threaded TCG now and then an int3
     # oops where the kernel re-patches its text at a detach) is left out
