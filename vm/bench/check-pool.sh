@@ -41,6 +41,8 @@ for b in 1 2; do
             echo "tixraw $l du $(awk '{ printf "%s:%s ", $1, $2 }' "$d/du")"
             echo "tixraw $l dp $(awk '{ printf "%s:%s ", $1, $2 }' "$d/dp")"
         done
+        # A label measured in nothing --measure picked: its bare line.
+        echo "tixraw scx_wvtime"
     } >"$tmp/boot-$b.log"
 done
 
@@ -69,6 +71,13 @@ missed() { awk '{ m += $2 - $1 } END { print m }' "$1"; }
 got=$(echo "$out" | awk -F' *[|] *' '$2 == "2" && $3 == "scx_tix-lottery" { print $8 }')
 ok "boot 2 alone: periods missed unpinned, the default's beside" "$got" \
     "$(missed "$tmp/2/scx_tix-lottery/du") ($(missed "$tmp/2/default/du"))"
+
+ok "a label with nothing measured gets a row of dashes" \
+    "$(echo "$out" | awk -F' *[|] *' '$2 == "scx_wvtime" { print $3, $9, $15, $16 }')" "- - - -"
+tab=$(bash "$here/pool.sh" --table "$tmp/boot-1.log")
+ok "--table: the table alone, one boot's p99 unpinned" \
+    "$(echo "$tab" | grep -c 'Each boot alone\|Pooled over') $(echo "$tab" | awk -F' *[|] *' '$2 == "default" { print $9 }')" \
+    "0 $(p99 "$tmp/1/default/lu")"
 
 echo "console noise only" >"$tmp/empty.log"
 if bash "$here/pool.sh" "$tmp/boot-1.log" "$tmp/empty.log" >/dev/null 2>"$tmp/err"; then

@@ -13,9 +13,12 @@
 # interleaved in rounds, so every row met the same hosts' moods; the
 # per-boot rows show how far single boots spread.
 #
-# usage: vm/bench/pool.sh LOG...
+# usage: vm/bench/pool.sh [--table] LOG...
+#   --table   the pooled table alone (vm/bench/run.sh's table of each boot)
 set -euo pipefail
-[ $# -ge 1 ] || { echo "pool: usage: vm/bench/pool.sh LOG..." >&2; exit 2; }
+table_only=0
+[ "${1:-}" != --table ] || { table_only=1; shift; }
+[ $# -ge 1 ] || { echo "pool: usage: vm/bench/pool.sh [--table] LOG..." >&2; exit 2; }
 for f in "$@"; do
     [ -r "$f" ] || { echo "pool: cannot read '$f'" >&2; exit 2; }
 done
@@ -68,8 +71,7 @@ row() { # B LABEL: the fields of the guest's table
 # The default first, as in the guest's table.
 { echo default; grep -vx default "$tmp/labels"; } >"$tmp/order"
 
-echo "Pooled over $# boot(s): every sample of every boot together."
-echo
+[ "$table_only" = 1 ] || { echo "Pooled over $# boot(s): every sample of every boot together."; echo; }
 echo "| scheduler | messaging (s) | vs default | hackbench (s) | vs default | wake-up mean (us) | vs default | p99 (us) | vs default | pinned: mean | vs default | pinned: p99 | vs default | deadlines met (missed), unpinned | pinned |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 while read -r l; do row all "$l"; done <"$tmp/order" | awk '
@@ -81,6 +83,7 @@ while read -r l; do row all "$l"; done <"$tmp/order" | awk '
       $1, v($2, "%.3f"), r($2, m0), v($3, "%.3f"), r($3, h0), v($4, "%.1f"), r($4, l0), v($5, "%d"), r($5, p0),
       v($7, "%.1f"), r($7, lp0), v($8, "%d"), r($8, pp0), d($10, $11), d($12, $13) }'
 
+[ "$table_only" = 0 ] || exit 0
 echo
 echo "Each boot alone: ratios to that boot's default; periods missed (the default's in brackets)."
 echo

@@ -479,35 +479,13 @@ for round in $(seq "$B_ROUNDS"); do
     done
 done
 
-# One line per label, pooled over the rounds ('-' where not measured):
-# label messaging hackbench | mean p99 n (unpinned) | mean p99 n (pinned) |
-# met missed (unpinned) | met missed (pinned)
-# from FILE SUMMARY DASHES: SUMMARY of FILE, or DASHES if nothing was measured.
-from() { if [ -s "$1" ]; then "$2" <"$1"; else echo "$3"; fi; }
-pooled() {
-    _d=$raw/$1
-    printf '%s %s %s %s %s %s %s\n' "$1" \
-        "$(from "$_d/msg" mean_stats -)" "$(from "$_d/hack" mean_stats -)" \
-        "$(from "$_d/lu" lat_stats "- - -")" "$(from "$_d/lp" lat_stats "- - -")" \
-        "$(from "$_d/du" met_stats "- -")" "$(from "$_d/dp" met_stats "- -")"
-}
-: >/tmp/bench-results
+# The main table (messaging, hackbench, latency, deadlines) is the
+# host's: vm/bench/pool.sh computes it from the tixraw lines below, for
+# one boot as for several. Here the traced wake-ups and the costs.
 : >/tmp/wake-res
 while read -r l; do
-    pooled "$l" >>/tmp/bench-results
     [ -s "$raw/$l/wr" ] && echo "$l $(wake_stats <"$raw/$l/wr")" >>/tmp/wake-res
 done </tmp/labels
-
-echo
-echo "| scheduler | messaging (s) | vs default | hackbench (s) | vs default | wake-up mean (us) | vs default | p99 (us) | vs default | pinned: mean | vs default | pinned: p99 | vs default | deadlines met (missed), unpinned | pinned |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-awk 'function v(x, f) { return x == "-" ? "-" : sprintf(f, x) }
-     function r(x, y) { return x == "-" || y == "-" || y == 0 ? "-" : sprintf("%.2f", x / y) }
-     function d(f, x) { return f == "-" ? "-" : sprintf("%.4f (%d)", f, x) }
-     NR == 1 { m0 = $2; h0 = $3; l0 = $4; p0 = $5; lp0 = $7; pp0 = $8 }
-     { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-       $1, v($2, "%.3f"), r($2, m0), v($3, "%.3f"), r($3, h0), v($4, "%.1f"), r($4, l0), v($5, "%d"), r($5, p0),
-       v($7, "%.1f"), r($7, lp0), v($8, "%d"), r($8, pp0), d($10, $11), d($12, $13) }' /tmp/bench-results
 if [ -s /tmp/wake-res ]; then
     echo
     echo "| scheduler | wake-up to run: mean (us) | vs default | p50 | vs default | p99 | vs default | wake-ups |"
@@ -544,10 +522,13 @@ echo
 echo "| user-space backend | decision ns per dispatch (its own timing) |"
 echo "|---|---|"
 awk '{ printf "| %s | %d |\n", $1, $2 }' /tmp/user-costs 2>/dev/null
-# The raw measurements, for vm/bench/pool.sh to pool over boots (--boots):
-# a line per label and measurement, run times as they are, deadline runs
-# as "met:periods", latency samples as "value:count", 400 pairs a line.
+# The raw measurements, for vm/bench/pool.sh's tables (one boot or
+# --boots): a bare line per label (its row, '-' where nothing was
+# measured), then a line per label and measurement, run times as they
+# are, deadline runs as "met:periods", latency samples as "value:count",
+# 400 pairs a line.
 while read -r l; do
+    echo "tixraw $l"
     for k in msg hack du dp lu lp; do
         f=$raw/$l/$k
         [ -s "$f" ] || continue
@@ -599,6 +580,7 @@ $guest" | grep -av '^tixraw '
     echo "BPF callbacks' run time per call (kernel.bpf_stats_enabled) over the whole run."
     echo "Command: $cmdline"
     echo
+    bash "$repo/vm/bench/pool.sh" --table "$TIX_VM_LOG"
     grep '^|' "$TIX_VM_LOG"
 done
 if [ "$boots" -gt 1 ] && [ ${#pooled[@]} -gt 0 ]; then
