@@ -81,6 +81,14 @@ struct Opts {
     /// periods; docs/kernel-results.md); the cap is unchanged.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=bpf_intf::tix_consts_TIX_WAKE_RATE_MAX as u64))]
     wake_rate: Option<u64>,
+    /// Own full runs by which a task allowed on one CPU only (a pinned
+    /// program, a per-CPU kernel thread) leads unpinned tasks at that
+    /// CPU's decisions. An unpinned task passed over keeps its key and its
+    /// turn on any CPU; shares do not move. 0: keys alone (a pinned
+    /// cyclictest then lost its CPU to an unpinned hog keyed just before
+    /// it 1 time in 9-17 and waited the hog's slice; docs/kernel-results.md).
+    #[arg(long, default_value_t = tix_core::vtime::PINNED_LEAD, value_parser = clap::value_parser!(u64).range(0..=tix_core::vtime::PINNED_LEAD_MAX))]
+    pinned_lead: u64,
     /// Deferred wake-up cuts (experimental): when a decision passes over
     /// a woken task for a winner keyed just before it, cut the winner when
     /// its position, E at its mean, reaches the woken key, instead of at
@@ -263,6 +271,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
         // 0: the policy's own, read per draw (tix_core::vtime::wake_rate).
         rodata.wake_rate = opts.wake_rate.unwrap_or(0);
         rodata.wake_cut = opts.wake_cut;
+        rodata.pinned_lead = opts.pinned_lead;
         rodata.nr_cpus = nr_cpus;
         rodata.tick_ns = stats::tick_ns();
     }

@@ -32,6 +32,7 @@ extern "C" {
     fn tix_m_set_kernel(i: i32, on: i32);
     fn tix_m_lift();
     fn tix_m_set_floor(on: i32);
+    fn tix_m_set_pinned_lead(slices: u64);
 }
 
 struct Mix(u64);
@@ -49,6 +50,11 @@ const SLICE: u64 = 4_000_000;
 
 /// The model is one global C object: tests using it must not interleave.
 static MODEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The pinned lead `run_hogs_by` runs with (a test holding MODEL may set
+/// it, and sets it back).
+static LEAD: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(tix_core::vtime::PINNED_LEAD);
 
 #[test]
 fn stride_model_follows_tix_core_step_by_step() {
@@ -314,6 +320,7 @@ fn pinned_waker_waits(
     slept: u64,
     run: u64,
     rate: u64,
+    lead: u64,
 ) -> (f64, u32) {
     let periods = 5_000u32;
     let mut m = Mix(seed);
@@ -322,6 +329,7 @@ fn pinned_waker_waits(
     // SAFETY: see above; callers hold MODEL.
     unsafe {
         hogs_and_a_waker(stride, hogs, slept, 1, rate);
+        tix_m_set_pinned_lead(lead);
         // Every slice end and dispatch finds a task: the hogs never leave.
         let busy = |on: &[i32]| on.iter().all(|&t| t >= 0);
         let mut on = dispatch_all(2, &mut m);
@@ -369,10 +377,10 @@ fn a_pinned_wakers_wait_is_its_own_draw_against_its_credit() {
     let _g = MODEL.lock().unwrap();
     for hogs in [2, 3, 4] {
         for seed in [3, 4] {
-            let short = pinned_waker_waits(0, hogs, seed, SLICE / 4, SLICE / 50, 1);
-            let long = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, 1);
-            let rated = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, 0);
-            let stride = pinned_waker_waits(1, hogs, seed, SLICE / 8, SLICE / 16, 0);
+            let short = pinned_waker_waits(0, hogs, seed, SLICE / 4, SLICE / 50, 1, 0);
+            let long = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, 1, 0);
+            let rated = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, 0, 0);
+            let stride = pinned_waker_waits(1, hogs, seed, SLICE / 8, SLICE / 16, 0, 0);
             eprintln!(
                 "{hogs} hogs, seed {seed}: long runs {long:?}, at the lottery's rate {rated:?}"
             );
@@ -389,6 +397,32 @@ fn a_pinned_wakers_wait_is_its_own_draw_against_its_credit() {
                 4.0 * rated.0 <= long.0,
                 "{at}: at the lottery's rate {rated:?}"
             );
+            assert_eq!(stride, (0.0, 0), "{at}: stride");
+        }
+    }
+}
+
+/// The pinned lead (tix_core::vtime::lead_key, scx_tix's default): at CPU
+/// 0's decisions the waker is weighed one of its own full runs ahead of its
+/// key against the unpinned hogs, which CPU 1 can serve as well. Its lost
+/// first slice ends above came from hogs keyed a fraction of a run before
+/// it; a full run's lead covers every draw E up to about slice / run (16 at
+/// the probe's 250 µs runs, e^-16 of draws), so at the figures where keys
+/// alone left it late in 0.4-3% of periods it must be late in none, at
+/// either wake rate, on 2-4 hogs and two seeds. Stride: never late either way.
+#[test]
+fn a_pinned_lead_serves_the_pinned_waker_at_its_first_slice_end() {
+    let _g = MODEL.lock().unwrap();
+    for hogs in [2, 3, 4] {
+        for seed in [3, 4] {
+            let at = format!("{hogs} hogs, seed {seed}");
+            for rate in [1, 0] {
+                let alone = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, rate, 0);
+                let led = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, rate, 1);
+                eprintln!("{at}, rate {rate}: keys alone {alone:?}, led {led:?}");
+                assert_eq!(led, (0.0, 0), "{at}, rate {rate}: led {led:?}, alone {alone:?}");
+            }
+            let stride = pinned_waker_waits(1, hogs, seed, SLICE / 8, SLICE / 16, 0, 1);
             assert_eq!(stride, (0.0, 0), "{at}: stride");
         }
     }
@@ -552,6 +586,7 @@ fn run_hogs_by(
     // SAFETY: see above; callers hold MODEL.
     unsafe {
         tix_m_reset(stride as i32, SLICE, 1, ncpus as i32);
+        tix_m_set_pinned_lead(LEAD.load(std::sync::atomic::Ordering::Relaxed));
         tix_m_set_from_now(from_now as i32);
         for (i, t) in tasks.iter().enumerate() {
             tix_m_set_value(i as i32, t.weight);
@@ -688,6 +723,30 @@ fn affinity_and_pinning_keep_their_shares() {
         let t = [on(0b11, &[100, 100]), free(&[100, 100])].concat();
         check_shares(stride, &t, 4, rounds, 7);
     }
+}
+
+/// The pinned lead moves when a pinned task runs, never how much: at no
+/// lead, the default and the most `--pinned-lead` takes, pinned hogs beside
+/// free ones (one pinned to each of 2 CPUs among free hogs of three
+/// values; a heavy one pinned to CPU 0 beside light free ones) reach the
+/// water-filled ideal within the bounds above.
+#[test]
+fn a_pinned_lead_keeps_every_share() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let _g = MODEL.lock().unwrap();
+    let rounds = 2_500;
+    for lead in [0, tix_core::vtime::PINNED_LEAD, tix_core::vtime::PINNED_LEAD_MAX] {
+        LEAD.store(lead, Relaxed);
+        for stride in [true, false] {
+            let t = [on(1, &[100]), on(2, &[100]), free(&[100, 200, 300])].concat();
+            check_shares(stride, &t, 2, rounds, 8);
+            let t = [on(1, &[800]), free(&[100, 100, 100])].concat();
+            check_shares(stride, &t, 2, rounds, 9);
+            let t = [on(1, &[100, 100]), free(&[100, 100, 100])].concat();
+            check_shares(stride, &t, 2, rounds, 10);
+        }
+    }
+    LEAD.store(tix_core::vtime::PINNED_LEAD, Relaxed);
 }
 
 #[test]

@@ -28,6 +28,9 @@ extern "C" {
     fn tix_c_wake_cap(stride: i32, slice: u64, vsum: u64, serving: u64) -> u64;
     fn tix_c_cap_lead(key: u64, reference: u64, cap: u64) -> u64;
     fn tix_c_kernel_wake_key(key: u64, head: u64, has_head: i32) -> u64;
+    fn tix_c_lead_key(key: u64, one_run: u64, slices: u64) -> u64;
+    fn tix_c_pinned_lead() -> u64;
+    fn tix_c_pinned_lead_max() -> u64;
     fn tix_c_next_key(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
     fn tix_c_next_pass(own: u64, vt: u64, lag: u64, pending: u64) -> u64;
     fn tix_c_nice_weight(nice: i32, idle: i32) -> u64;
@@ -87,6 +90,8 @@ fn wake_credit_default_is_the_cores() {
     unsafe {
         assert_eq!(tix_c_wake_slices(), vtime::WAKE_SLICES);
         assert_eq!(tix_c_wake_rate_max(), vtime::WAKE_RATE_MAX);
+        assert_eq!(tix_c_pinned_lead(), vtime::PINNED_LEAD);
+        assert_eq!(tix_c_pinned_lead_max(), vtime::PINNED_LEAD_MAX);
         // Both sides of where a sleep starts to count as forever.
         let forever = 1u64 << vtime::RATED_SLEEP_SHIFT;
         for slept in [forever - 1, forever] {
@@ -507,6 +512,12 @@ proptest! {
             prop_assert_eq!(tix_c_cap_lead(key, r, slice), vtime::cap_lead(key, r, slice));
             prop_assert_eq!(tix_c_cap_lead(small, small >> 1, small >> 3),
                             vtime::cap_lead(small, small >> 1, small >> 3));
+            for slices in [0, 1, 2, 4, 5, r] {
+                prop_assert_eq!(tix_c_lead_key(key, r, slices), vtime::lead_key(key, r, slices));
+                prop_assert_eq!(tix_c_lead_key(key, small, slices), vtime::lead_key(key, small, slices));
+                prop_assert_eq!(tix_c_lead_key(small, small >> 3, slices),
+                                vtime::lead_key(small, small >> 3, slices));
+            }
             for head in [None, Some(r), Some(small), Some(0), Some(key)] {
                 prop_assert_eq!(tix_c_kernel_wake_key(key, head.unwrap_or(0), head.is_some() as i32),
                                 vtime::kernel_wake_key(key, head));

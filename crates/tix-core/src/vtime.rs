@@ -269,9 +269,39 @@ pub fn kernel_wake_key(key: u64, head: Option<u64>) -> u64 {
     }
 }
 
+/// Own slices a task that only one CPU may run leads the shared tasks by
+/// at that CPU's decisions unless told otherwise (`scx_tix --pinned-lead`).
+/// A shared task passed over there is still served in its key's turn, by
+/// this CPU's next decision or any other CPU's; the pinned task has only
+/// this CPU. With keys alone, a pinned waker (cyclictest as it runs by
+/// default) lost CPU 0 to an unpinned hog keyed a hair before it 1 time in
+/// 9-17 and waited the hog's whole slice (docs/kernel-results.md).
+pub const PINNED_LEAD: u64 = 1;
+
+/// The most `scx_tix --pinned-lead` takes.
+pub const PINNED_LEAD_MAX: u64 = 4;
+
+/// The key a task only one CPU may run is weighed at against shared tasks
+/// at that CPU's decisions: `slices` (at most `PINNED_LEAD_MAX`) of its own
+/// full runs (`one_run`) ahead of its queue key, which stays as drawn. The
+/// lead is a fixed offset in the one virtual time, not a rate: over many
+/// decisions the task's keys, and so its share, are those of its draws.
+pub fn lead_key(key: u64, one_run: u64, slices: u64) -> u64 {
+    key.saturating_sub(one_run.saturating_mul(slices.min(PINNED_LEAD_MAX)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pinned_lead_is_whole_runs_and_saturates() {
+        assert_eq!(lead_key(1_000, 100, 1), 900);
+        assert_eq!(lead_key(1_000, 100, 0), 1_000);
+        assert_eq!(lead_key(1_000, 100, 99), 600);
+        assert_eq!(lead_key(50, 100, 1), 0);
+        assert_eq!(lead_key(u64::MAX, u64::MAX, 4), 0);
+    }
 
     #[test]
     fn a_woken_kernel_thread_goes_ahead_of_the_head() {

@@ -218,6 +218,9 @@ const volatile u64 wake_slices = TIX_WAKE_SLICES;
  * scx_tix --wake-rate; 0 (not given) is the policy's own, 2 under the
  * lottery and 1 under stride (tix_wake_rate). */
 const volatile u64 wake_rate = 0;
+/* Own full runs a task only one CPU may run leads shared tasks by at that
+ * CPU's decisions (lead_on_cpu): scx_tix --pinned-lead. */
+const volatile u64 pinned_lead = TIX_PINNED_LEAD;
 /* Deferred wake-up cuts (preempt.bpf.h): scx_tix --wake-cut, off by default. */
 const volatile bool wake_cut = false;
 /* The kernel's tick (1/HZ), read by the daemon from CLOCK_MONOTONIC_COARSE's
@@ -641,15 +644,24 @@ static bool neglected(u32 dom, u64 now)
  * first shared task it may run (shared). */
 struct waiting {
 	u64 kl, kg;		/* their keys */
+	u64 ll;			/* the local head's, with its pinned lead */
 	bool hl, hg;		/* found */
 	bool ag;		/* the shared DSQ holds any task */
 };
 
 __noinline int look(s32 cpu, struct waiting *w)
 {
+	struct task_struct *p;
+	struct task_ctx *tctx;
+
 	if (!w)
 		return 0;
-	w->kl = head_key(cpu, &w->hl);
+	p = __COMPAT_scx_bpf_dsq_peek(cpu);
+	w->hl = p != NULL;
+	w->kl = w->ll = p ? p->scx.dsq_vtime : 0;
+	tctx = p ? lookup_ctx(p) : NULL;
+	if (tctx)
+		w->ll = lead_on_cpu(w->kl, tctx->value, cpu, cpu);
 	w->kg = shared_key(cpu, &w->hg, &w->ag);
 	return 0;
 }
@@ -1011,13 +1023,14 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		kick = cpu_kick_key[cdom];
 		cpu_kick_key[cdom] = 0;
 	}
-	kpc = hp && kick && kpf <= kick ? tix_sat_add(kick, 1) : kpf;
+	kpc = hp ? lead_on_cpu(kpf, pctx->value, pdom, cdom) : 0;
+	kpc = hp && kick && kpc <= kick ? tix_sat_add(kick, 1) : kpc;
 	pick = -1;
 	if (hp)
 		pick = 0;
-	if (w.hl && (pick < 0 || w.kl < kpc))
+	if (w.hl && (pick < 0 || w.ll < kpc))
 		pick = 1;
-	if (w.hg && (pick < 0 || w.kg < (pick == 1 ? w.kl : kpc)))
+	if (w.hg && (pick < 0 || w.kg < (pick == 1 ? w.ll : kpc)))
 		pick = 2;
 	note_waiter(cdom, pick, &w);
 

@@ -47,6 +47,7 @@ struct tix_model {
 	int wake_frame;
 	int uncontested;
 	int floor;
+	u64 pinned_lead;
 };
 
 static struct tix_model M;
@@ -80,7 +81,12 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 	M.wake_frame = 1;
 	M.uncontested = 1;
 	M.floor = 1;
+	M.pinned_lead = TIX_PINNED_LEAD;
 }
+
+/* scx_tix --pinned-lead: own slices a task only one CPU may run leads the
+ * shared tasks by at that CPU's decisions (0: keys alone, the rule before). */
+void tix_m_set_pinned_lead(u64 slices) { M.pinned_lead = slices; }
 
 /* How long every waking task has slept (main.bpf.c measures it). */
 void tix_m_set_slept(u64 ns) { M.slept_ns = ns; }
@@ -274,6 +280,16 @@ static u64 on_cpu(int i, u64 key, int cpu)
 	return tix_next_key(key, M.vt[cpu], M.floor_lag[i], 0);
 }
 
+/* vtime.bpf.h's lead_key: a task only one CPU may run, weighed against
+ * shared tasks at that CPU's decisions pinned_lead of its own slices early
+ * (its queue key unchanged). */
+static u64 lead_key(int i)
+{
+	if (dom_of(i) == TIX_M_CPUS)
+		return M.key[i];
+	return tix_lead_key(M.key[i], one_run(i, 0), M.pinned_lead);
+}
+
 static int before(int i, int j)
 {
 	return j < 0 || M.key[i] < M.key[j] || (M.key[i] == M.key[j] && M.seq[i] < M.seq[j]);
@@ -299,8 +315,9 @@ static int head_for(int cpu, u64 *key)
 	}
 	if (shared >= 0)
 		ks = on_cpu(shared, M.key[shared], cpu);
-	if (shared < 0 || (own >= 0 && (M.key[own] < ks ||
-					(M.key[own] == ks && M.seq[own] < M.seq[shared])))) {
+	/* main.bpf.c's pinned lead: the own head weighed as if lead ahead. */
+	if (shared < 0 || (own >= 0 && (lead_key(own) < ks ||
+					(lead_key(own) == ks && M.seq[own] < M.seq[shared])))) {
 		*key = own >= 0 ? M.key[own] : 0;
 		return own;
 	}
@@ -406,7 +423,7 @@ int tix_m_dispatch(int cpu, u32 rnd)
 int tix_m_expire(int cpu, u64 used, u32 rnd)
 {
 	int prev = M.running[cpu], best;
-	u64 kp, kpf, kb;
+	u64 kp, kpf, kb, kw;
 
 	if (prev < 0)
 		return tix_m_dispatch(cpu, rnd);
@@ -423,7 +440,11 @@ int tix_m_expire(int cpu, u64 used, u32 rnd)
 
 		kpf = M.stride ? tix_next_pass(kpf, t, lag, 0) : tix_next_key(kpf, t, lag, 0);
 	}
-	if (best < 0 || kpf <= kb) {
+	/* A pinned head that beat a shared one leads prev too if prev is
+	 * shared; against a pinned prev (the same frame) keys alone decide. */
+	kw = best >= 0 && dom_of(best) != TIX_M_CPUS && dom_of(prev) == TIX_M_CPUS ?
+	     lead_key(best) : kb;
+	if (best < 0 || kpf <= kw) {
 		start_run(prev, cpu, kpf, rnd, 1);
 		return prev;
 	}

@@ -17,9 +17,11 @@
  */
 static u64 cpu_position(u32 c, u64 now)
 {
-	u64 start = cpu_start[c];
+	u64 start = cpu_start[c], pos;
 
-	return tix_sat_add(cpu_key[c], one_run(cpu_value[c], now > start ? now - start : 0));
+	pos = tix_sat_add(cpu_key[c], one_run(cpu_value[c], now > start ? now - start : 0));
+	/* Weighed as c's decision will weigh the runner (a pinned one leads). */
+	return lead_on_cpu(pos, cpu_value[c], cpu_dom[c] - 1, c);
 }
 
 /* Preempt CPU c's runner for the woken key: c's next decision weighs the
@@ -58,7 +60,7 @@ __noinline int preempt_for(struct task_struct *p __arg_trusted, u64 key, u32 dom
 		if (!cpu_value[c] || !bpf_cpumask_test_cpu(c, p->cpus_ptr))
 			continue;
 		pos = cpu_position(c, now);
-		kc = key_on_cpu(tctx, key, dom, c);
+		kc = lead_on_cpu(key_on_cpu(tctx, key, dom, c), tctx ? tctx->value : 1, dom, c);
 		if (pos > kc && (s32)c == here)
 			here_ok = true;
 		if (pos > kc && pos - kc > gap) {
@@ -101,15 +103,17 @@ __noinline bool preempt_own_cpu(struct task_struct *p __arg_trusted, struct task
 		return false;
 	now = bpf_ktime_get_ns();
 	/* As in preempt_for, the wake credit orders p but does not cut; both
-	 * as tc weighs them. */
-	kc = key_on_cpu(tctx, key, dom, tc);
-	if (cpu_position(tc, now) <= key_on_cpu(tctx, tix_sat_add(key, tctx->wake_credit), dom, tc))
+	 * as tc weighs them, a pinned p with its lead. */
+	kc = lead_on_cpu(key_on_cpu(tctx, key, dom, tc), tctx->value, dom, tc);
+	if (cpu_position(tc, now) <=
+	    lead_on_cpu(key_on_cpu(tctx, tix_sat_add(key, tctx->wake_credit), dom, tc),
+			tctx->value, dom, tc))
 		return false;
 	/* What ops.dispatch on tc would weigh p against (tix_dispatch). */
 	look(tc, &w);
 	if (starved(tc, &w, now) < TIX_NR_DOMS)
 		return false;
-	if ((w.hl && w.kl < kc) || (w.hg && w.kg < kc))
+	if ((w.hl && w.ll < kc) || (w.hg && w.kg < kc))
 		return false;
 	__sync_fetch_and_add(&nr_preempt_kicks, 1);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(p, tctx), enq_flags | SCX_ENQ_PREEMPT);

@@ -409,6 +409,24 @@ static inline u64 tix_kernel_wake_key(u64 key, u64 head, int has_head)
 	return key;
 }
 
+/* The key a task only one CPU may run is weighed at against shared tasks
+ * at that CPU's decisions (tix_core::vtime::lead_key): slices (at most
+ * TIX_PINNED_LEAD_MAX) of its own full runs ahead of its queue key. */
+#define TIX_PINNED_LEAD 1ULL
+#define TIX_PINNED_LEAD_MAX 4ULL
+
+static inline u64 tix_lead_key(u64 key, u64 one_run, u64 slices)
+{
+	u64 m = 0, i;
+
+	/* Added, not multiplied: clang turns a checked product into a 128-bit
+	 * multiply, which BPF lacks. */
+	for (i = 0; i < TIX_PINNED_LEAD_MAX; i++)
+		if (i < slices)
+			m = tix_sat_add(m, one_run);
+	return key > m ? key - m : 0;
+}
+
 /*
  * Linux's rights as currencies (tix_core::cgroup): a cgroup funded by its
  * cpu.weight in its parent's currency, a user's base inside each cgroup, a

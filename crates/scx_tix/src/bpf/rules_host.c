@@ -67,6 +67,10 @@ u64 tix_c_kernel_wake_key(u64 key, u64 head, int has_head)
 	return tix_kernel_wake_key(key, head, has_head);
 }
 
+u64 tix_c_lead_key(u64 key, u64 one_run, u64 slices) { return tix_lead_key(key, one_run, slices); }
+u64 tix_c_pinned_lead(void) { return TIX_PINNED_LEAD; }
+u64 tix_c_pinned_lead_max(void) { return TIX_PINNED_LEAD_MAX; }
+
 u64 tix_c_nice_weight(int nice, int idle) { return tix_nice_weight(nice, idle); }
 u64 tix_c_cgroup_funding(u64 w, int idle) { return tix_cgroup_funding(w, idle); }
 u64 tix_c_process_amount(u64 t, u64 ws, u64 nr) { return tix_process_amount(t, ws, nr); }

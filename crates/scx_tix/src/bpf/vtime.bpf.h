@@ -246,4 +246,23 @@ static u64 key_on_cpu(struct task_ctx *tctx, u64 key, u32 dom, u32 c)
 	return tix_next_key(key, vtime_now(c), tctx->floor_lag, 0);
 }
 
+/*
+ * The pinned lead (tix_core::vtime::lead_key, scx_tix --pinned-lead): at
+ * CPU c's decisions a task of frame dom == c (one only c may run) is
+ * weighed at its key less pinned_lead of its own full runs (value its
+ * draw's), every other task at its key as c weighs it. The shared task it
+ * passes over keeps its key and its turn on any CPU; the pinned task has
+ * only c. A fixed offset, not a rate: shares stand (model_matches_core's
+ * a_pinned_lead_keeps_every_share). Named approximation: a CPU's own DSQ
+ * is ordered by raw keys and only its head is weighed, so between two
+ * pinned tasks of different values the lead can order prev and the head
+ * otherwise than the DSQ would.
+ */
+static u64 lead_on_cpu(u64 key, u64 value, u32 dom, u32 c)
+{
+	if (dom != c || !pinned_lead || policy == TIX_POLICY_RAS)
+		return key;
+	return tix_lead_key(key, one_run(value ? value : 1, 0), pinned_lead);
+}
+
 #endif
