@@ -81,9 +81,9 @@ struct Opts {
     /// periods; docs/kernel-results.md); the cap is unchanged.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=bpf_intf::tix_consts_TIX_WAKE_RATE_MAX as u64))]
     wake_rate: Option<u64>,
-    /// Own full runs by which a task allowed on one CPU only (a pinned
-    /// program, a per-CPU kernel thread) leads unpinned tasks at that
-    /// CPU's decisions. An unpinned task passed over keeps its key and its
+    /// Own full runs by which a woken task allowed on one CPU only (a
+    /// pinned program, a per-CPU kernel thread) leads unpinned tasks at
+    /// that CPU's decisions. An unpinned task passed over keeps its key and its
     /// turn on any CPU; shares do not move. 0: keys alone (a pinned
     /// cyclictest then lost its CPU to an unpinned hog keyed just before
     /// it 1 time in 9-17 and waited the hog's slice; docs/kernel-results.md).

@@ -725,13 +725,76 @@ fn affinity_and_pinning_keep_their_shares() {
     }
 }
 
-/// The pinned lead moves when a pinned task runs, never how much: at no
-/// lead, the default and the most `--pinned-lead` takes, pinned hogs beside
-/// free ones (one pinned to each of 2 CPUs among free hogs of three
-/// values; a heavy one pinned to CPU 0 beside light free ones) reach the
-/// water-filled ideal within the bounds above.
+/// A task pinned to CPU 0 that blocks at the end of every slice and wakes
+/// at once (so every decision it waits for weighs it with its pinned lead,
+/// when the lead is on) beside `hogs` free hogs, all of value 100, on 2
+/// CPUs, for `rounds` slices per CPU; returns its slices and the hogs'.
+fn pinned_rewaker_share(stride: bool, hogs: usize, lead: u64, rounds: u64, seed: u64) -> (u64, u64) {
+    let mut m = Mix(seed);
+    let w = hogs as i32;
+    let (mut got, mut rest) = (0u64, 0u64);
+    // SAFETY: callers hold MODEL.
+    unsafe {
+        hogs_and_a_waker(stride as i32, hogs as i32, 0, 1, 0);
+        tix_m_set_pinned_lead(lead);
+        tix_m_wake(w);
+        let mut on = dispatch_all(2, &mut m);
+        for _ in 0..rounds {
+            for c in 0..2 {
+                match on[c] {
+                    t if t == w => {
+                        got += 1;
+                        tix_m_stop(c as i32, SLICE, 0);
+                        tix_m_wake(w);
+                        on[c] = tix_m_dispatch(c as i32, m.next() as u32);
+                    }
+                    t => {
+                        rest += (t >= 0) as u64;
+                        on[c] = tix_m_expire(c as i32, SLICE, m.next() as u32);
+                    }
+                }
+            }
+        }
+    }
+    (got, rest)
+}
+
+/// The pinned lead moves when a woken pinned task runs, never how much.
+/// A pinned task that wakes before every run it waits for, beside 2 or 3
+/// free hogs of its value on 2 CPUs, gets its water-filled ideal (2/3 or
+/// 1/2 of a CPU) at no lead, the default and the most `--pinned-lead`
+/// takes: within 4 binomial sd of the runs handed out plus one (lottery),
+/// 2% plus one (stride), over 2,500 slices per CPU. And pinned hogs beside
+/// free ones keep their shares at each lead.
 #[test]
 fn a_pinned_lead_keeps_every_share() {
+    let _g = MODEL.lock().unwrap();
+    let rounds = 2_500u64;
+    for lead in [0, tix_core::vtime::PINNED_LEAD, tix_core::vtime::PINNED_LEAD_MAX] {
+        for stride in [true, false] {
+            for (hogs, due) in [(2usize, 2.0 / 3.0), (3, 0.5)] {
+                let (got, rest) = pinned_rewaker_share(stride, hogs, lead, rounds, 11 + hogs as u64);
+                let n = (2 * rounds) as f64;
+                let want = due * rounds as f64;
+                let p = due / 2.0;
+                let bound = if stride {
+                    0.02 * want + 1.0
+                } else {
+                    4.0 * (n * p * (1.0 - p)).sqrt() + 1.0
+                };
+                eprintln!("lead {lead}, stride {stride}, {hogs} hogs: {got} slices of {rounds}, due {want:.0} ± {bound:.0}");
+                assert!(
+                    (got as f64 - want).abs() <= bound,
+                    "lead {lead}, stride {stride}, {hogs} hogs: the rewaker got {got} slices, due {want:.0} ± {bound:.1} (hogs {rest})"
+                );
+            }
+        }
+    }
+    drop(_g);
+    pinned_hogs_keep_every_share();
+}
+
+fn pinned_hogs_keep_every_share() {
     use std::sync::atomic::Ordering::Relaxed;
     let _g = MODEL.lock().unwrap();
     let rounds = 2_500;

@@ -269,8 +269,9 @@ pub fn kernel_wake_key(key: u64, head: Option<u64>) -> u64 {
     }
 }
 
-/// Own slices a task that only one CPU may run leads the shared tasks by
-/// at that CPU's decisions unless told otherwise (`scx_tix --pinned-lead`).
+/// Own slices a woken task that only one CPU may run leads the shared
+/// tasks by at that CPU's decisions unless told otherwise (`scx_tix
+/// --pinned-lead`).
 /// A shared task passed over there is still served in its key's turn, by
 /// this CPU's next decision or any other CPU's; the pinned task has only
 /// this CPU. With keys alone, a pinned waker (cyclictest as it runs by
@@ -281,11 +282,15 @@ pub const PINNED_LEAD: u64 = 1;
 /// The most `scx_tix --pinned-lead` takes.
 pub const PINNED_LEAD_MAX: u64 = 4;
 
-/// The key a task only one CPU may run is weighed at against shared tasks
-/// at that CPU's decisions: `slices` (at most `PINNED_LEAD_MAX`) of its own
+/// The key a woken task only one CPU may run is weighed at against shared
+/// tasks at that CPU's decisions: `slices` (at most `PINNED_LEAD_MAX`) of its own
 /// full runs (`one_run`) ahead of its queue key, which stays as drawn. The
 /// lead is a fixed offset in the one virtual time, not a rate: over many
 /// decisions the task's keys, and so its share, are those of its draws.
+/// Woken tasks only: a pinned hog led at every slice end would move its
+/// CPU's time a lead past the order it won in, and the shared keys floored
+/// there would follow it (scx_tix's host model, `--pinned-lead` in
+/// main.bpf.c's header).
 pub fn lead_key(key: u64, one_run: u64, slices: u64) -> u64 {
     key.saturating_sub(one_run.saturating_mul(slices.min(PINNED_LEAD_MAX)))
 }

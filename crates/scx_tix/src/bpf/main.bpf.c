@@ -85,6 +85,16 @@
  * out while still runnable (prev's next key is drawn here; ops.dispatch runs
  * before the expired task goes back through ops.enqueue, which reuses it).
  * The smallest key runs: compensation counts wherever a decision is made.
+ * Each frame's least key is found first (c's own: prev if pinned to c and
+ * c's DSQ's head; the shared one's), then the two are weighed, a woken
+ * task only c may run one of its own full runs ahead of its key (the
+ * pinned lead, lead_on_cpu; --pinned-lead): an unpinned task it passes
+ * over keeps its key and is served in that key's turn by any CPU, while
+ * the pinned one has c alone. With keys alone a pinned waker lost c to an
+ * unpinned hog keyed a fraction of a run before it about 1 time in 9-17
+ * beside 4 hogs and waited that hog's whole slice: the lottery's pinned
+ * p99 was 1.6-1.9x the default's. An offset per wake-up, not a rate: each
+ * task's keys, and its share, are its draws'.
  *
  * Wake-up preemption. A woken task's key is compared with where each running
  * task it may displace will stand when its slice ends (its key plus the
@@ -661,7 +671,7 @@ __noinline int look(s32 cpu, struct waiting *w)
 	w->kl = w->ll = p ? p->scx.dsq_vtime : 0;
 	tctx = p ? lookup_ctx(p) : NULL;
 	if (tctx)
-		w->ll = lead_on_cpu(w->kl, tctx->value, cpu, cpu);
+		w->ll = lead_on_cpu(tctx, w->kl, cpu, cpu);
 	w->kg = shared_key(cpu, &w->hg, &w->ag);
 	return 0;
 }
@@ -970,7 +980,8 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 	u64 now = bpf_ktime_get_ns(), kp = 0;
 	struct task_ctx *pctx = NULL;
 	u32 cdom = cpu, pdom = TIX_GLOBAL_DSQ, sd;
-	int pick; /* 0 prev, 1 local, 2 shared */
+	int pick, po, ps; /* 0 prev, 1 local, 2 shared; -1 none */
+	u64 ko = 0, ks = 0, lo;
 	struct waiting w = {};
 	u64 kick = 0, kpc, kpf = 0;
 	bool hp = false;
@@ -1023,15 +1034,38 @@ void BPF_STRUCT_OPS(tix_dispatch, s32 cpu, struct task_struct *prev)
 		kick = cpu_kick_key[cdom];
 		cpu_kick_key[cdom] = 0;
 	}
-	kpc = hp ? lead_on_cpu(kpf, pctx->value, pdom, cdom) : 0;
-	kpc = hp && kick && kpc <= kick ? tix_sat_add(kick, 1) : kpc;
-	pick = -1;
-	if (hp)
-		pick = 0;
-	if (w.hl && (pick < 0 || w.ll < kpc))
-		pick = 1;
-	if (w.hg && (pick < 0 || w.kg < (pick == 1 ? w.ll : kpc)))
-		pick = 2;
+	kpc = hp && kick && kpf <= kick ? tix_sat_add(kick, 1) : kpf;
+	/*
+	 * Each frame's least key first, prev in its own and winning ties
+	 * there: c's own (prev if pinned here, its DSQ's head) and the shared
+	 * one (prev if shared, the first shared task c may run). Then the two,
+	 * the own one with its pinned lead (lead_on_cpu; prev has none, it was
+	 * not woken), prev winning a tie, else the own one. With no lead this
+	 * is the least of the three keys, prev winning ties, then c's own head.
+	 */
+	po = ps = -1;
+	if (hp && pdom == cdom) {
+		po = 0;
+		ko = kpc;
+	} else if (hp) {
+		ps = 0;
+		ks = kpc;
+	}
+	if (w.hl && (po < 0 || w.kl < ko)) {
+		po = 1;
+		ko = w.kl;
+	}
+	if (w.hg && (ps < 0 || w.kg < ks)) {
+		ps = 2;
+		ks = w.kg;
+	}
+	lo = po == 1 ? w.ll : ko;
+	if (po < 0)
+		pick = ps;
+	else if (ps < 0)
+		pick = po;
+	else
+		pick = lo < ks || (lo == ks && ps != 0) ? po : ps;
 	note_waiter(cdom, pick, &w);
 
 	if (pick == 1 && take(cdom, now))

@@ -30,6 +30,7 @@ struct tix_model {
 	u64 floor_lag[TIX_M_MAX];
 	u64 cpus[TIX_M_MAX];
 	int queued[TIX_M_MAX];
+	int woken[TIX_M_MAX];
 	int running[TIX_M_CPUS];
 	int runnable[TIX_M_MAX];
 	int kernel[TIX_M_MAX];
@@ -61,6 +62,7 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 		M.key[i] = M.seq[i] = M.floor_lag[i] = 0;
 		M.cpus[i] = ~0ULL;
 		M.queued[i] = 0;
+		M.woken[i] = 0;
 		M.runnable[i] = 0;
 		M.kernel[i] = 0;
 	}
@@ -257,9 +259,20 @@ void tix_m_lift(void)
 		advance(TIX_M_CPUS, lo);
 }
 
+/* vtime.bpf.h's lead_on_cpu: key of task i (pinned or not) as a decision
+ * on its CPU weighs it against the other frame's tasks: a woken task only
+ * one CPU may run pinned_lead of its own full runs early. */
+static u64 lead(int i, u64 key)
+{
+	if (dom_of(i) == TIX_M_CPUS || !M.woken[i])
+		return key;
+	return tix_lead_key(key, one_run(i, 0), M.pinned_lead);
+}
+
 static void start_run(int i, int cpu, u64 key, u32 rnd, int decided)
 {
 	M.own[i] = key;
+	M.woken[i] = 0;
 	if (decided) {
 		advance(dom_of(i), key);
 		advance(cpu, key);
@@ -280,16 +293,6 @@ static u64 on_cpu(int i, u64 key, int cpu)
 	return tix_next_key(key, M.vt[cpu], M.floor_lag[i], 0);
 }
 
-/* vtime.bpf.h's lead_key: a task only one CPU may run, weighed against
- * shared tasks at that CPU's decisions pinned_lead of its own slices early
- * (its queue key unchanged). */
-static u64 lead_key(int i)
-{
-	if (dom_of(i) == TIX_M_CPUS)
-		return M.key[i];
-	return tix_lead_key(M.key[i], one_run(i, 0), M.pinned_lead);
-}
-
 static int before(int i, int j)
 {
 	return j < 0 || M.key[i] < M.key[j] || (M.key[i] == M.key[j] && M.seq[i] < M.seq[j]);
@@ -297,32 +300,52 @@ static int before(int i, int j)
 
 /* What a decision on cpu weighs (main.bpf.c's look): the head of cpu's own
  * DSQ and the first shared task cpu may run, by their queue keys, the
- * shared one as cpu weighs it (*key: the winner's key so). */
-static int head_for(int cpu, u64 *key)
+ * shared one as cpu weighs it (*ko, *ks: their keys so; -1: none). */
+static void heads(int cpu, int *own, u64 *ko, int *shared, u64 *ks)
 {
-	int i, own = -1, shared = -1;
-	u64 ks = 0;
+	int i;
 
+	*own = *shared = -1;
 	for (i = 0; i < TIX_M_MAX; i++) {
 		if (!M.queued[i] || !((M.cpus[i] >> cpu) & 1))
 			continue;
 		if (dom_of(i) == TIX_M_CPUS) {
-			if (before(i, shared))
-				shared = i;
-		} else if (before(i, own)) {
-			own = i;
+			if (before(i, *shared))
+				*shared = i;
+		} else if (before(i, *own)) {
+			*own = i;
 		}
 	}
-	if (shared >= 0)
-		ks = on_cpu(shared, M.key[shared], cpu);
-	/* main.bpf.c's pinned lead: the own head weighed as if lead ahead. */
-	if (shared < 0 || (own >= 0 && (lead_key(own) < ks ||
-					(lead_key(own) == ks && M.seq[own] < M.seq[shared])))) {
-		*key = own >= 0 ? M.key[own] : 0;
-		return own;
-	}
-	*key = ks;
-	return shared;
+	*ko = *own >= 0 ? M.key[*own] : 0;
+	*ks = *shared >= 0 ? on_cpu(*shared, M.key[*shared], cpu) : 0;
+}
+
+/* main.bpf.c's pick between cpu's own best and the shared best, each the
+ * least key of its frame: the own one with its pinned lead. Ties: the
+ * own one, or (tie_own 0) the shared one. */
+static int own_wins(int own, u64 ko, int shared, u64 ks, int tie_own)
+{
+	u64 lo;
+
+	if (own < 0)
+		return 0;
+	if (shared < 0)
+		return 1;
+	lo = lead(own, ko);
+	return lo < ks || (lo == ks && tie_own);
+}
+
+/* The winner of a decision on cpu among the queued tasks (*key: its key,
+ * as cpu weighs it). */
+static int head_for(int cpu, u64 *key)
+{
+	int own, shared, w;
+	u64 ko, ks;
+
+	heads(cpu, &own, &ko, &shared, &ks);
+	w = own_wins(own, ko, shared, ks, own >= 0 && shared >= 0 && M.seq[own] < M.seq[shared]);
+	*key = w ? ko : ks;
+	return w ? own : shared;
 }
 
 /* Any task waiting in cpu's own DSQ or the shared one (main.bpf.c's
@@ -364,6 +387,7 @@ void tix_m_wake(int i)
 		key = tix_kernel_wake_key(key, head, has);
 	}
 	queue(i, key);
+	M.woken[i] = 1;
 }
 
 /* ops.select_cpu found cpu idle for a waking i: it runs there at once. */
@@ -422,8 +446,8 @@ int tix_m_dispatch(int cpu, u32 rnd)
  * cpu now (prev kept on ties), or -1 if the CPU was empty. */
 int tix_m_expire(int cpu, u64 used, u32 rnd)
 {
-	int prev = M.running[cpu], best;
-	u64 kp, kpf, kb, kw;
+	int prev = M.running[cpu], best, own, shared, win;
+	u64 kp, kpf, kb, ko, ks;
 
 	if (prev < 0)
 		return tix_m_dispatch(cpu, rnd);
@@ -431,7 +455,6 @@ int tix_m_expire(int cpu, u64 used, u32 rnd)
 	kp = draw(prev, 1);
 	/* Weighed as cpu weighs it; queued, prev keeps kp. */
 	kpf = on_cpu(prev, kp, cpu);
-	best = head_for(cpu, &kb);
 	/* main.bpf.c's uncontested_key: nothing waits that could run here (the
 	 * shared DSQ and cpu's own are empty): one of prev's runs of lag, not
 	 * the bank. */
@@ -440,11 +463,23 @@ int tix_m_expire(int cpu, u64 used, u32 rnd)
 
 		kpf = M.stride ? tix_next_pass(kpf, t, lag, 0) : tix_next_key(kpf, t, lag, 0);
 	}
-	/* A pinned head that beat a shared one leads prev too if prev is
-	 * shared; against a pinned prev (the same frame) keys alone decide. */
-	kw = best >= 0 && dom_of(best) != TIX_M_CPUS && dom_of(prev) == TIX_M_CPUS ?
-	     lead_key(best) : kb;
-	if (best < 0 || kpf <= kw) {
+	/* main.bpf.c's tix_dispatch: the least key of cpu's own frame and of
+	 * the shared one, prev in its own and winning ties there, then the
+	 * two with the pinned lead, prev winning a tie. */
+	heads(cpu, &own, &ko, &shared, &ks);
+	if (dom_of(prev) == TIX_M_CPUS) {
+		if (shared < 0 || kpf <= ks) {
+			shared = prev;
+			ks = kpf;
+		}
+	} else if (own < 0 || kpf <= ko) {
+		own = prev;
+		ko = kpf;
+	}
+	win = own_wins(own, ko, shared, ks, shared != prev);
+	best = win ? own : shared;
+	kb = win ? ko : ks;
+	if (best == prev) {
 		start_run(prev, cpu, kpf, rnd, 1);
 		return prev;
 	}

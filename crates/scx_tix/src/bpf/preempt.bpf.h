@@ -17,11 +17,19 @@
  */
 static u64 cpu_position(u32 c, u64 now)
 {
-	u64 start = cpu_start[c], pos;
+	u64 start = cpu_start[c];
 
-	pos = tix_sat_add(cpu_key[c], one_run(cpu_value[c], now > start ? now - start : 0));
-	/* Weighed as c's decision will weigh the runner (a pinned one leads). */
-	return lead_on_cpu(pos, cpu_value[c], cpu_dom[c] - 1, c);
+	return tix_sat_add(cpu_key[c], one_run(cpu_value[c], now > start ? now - start : 0));
+}
+
+/* A woken key (p's, as c weighs it) as c's decision at its runner's slice
+ * end would weigh it against the runner: with p's pinned lead if p is one
+ * of c's own tasks and the runner is not. */
+static u64 against_runner(struct task_ctx *tctx, u64 key, u32 dom, u32 c)
+{
+	if (c < TIX_MAX_CPUS && cpu_dom[c] == c + 1)
+		return key;
+	return lead_on_cpu(tctx, key, dom, c);
 }
 
 /* Preempt CPU c's runner for the woken key: c's next decision weighs the
@@ -60,7 +68,7 @@ __noinline int preempt_for(struct task_struct *p __arg_trusted, u64 key, u32 dom
 		if (!cpu_value[c] || !bpf_cpumask_test_cpu(c, p->cpus_ptr))
 			continue;
 		pos = cpu_position(c, now);
-		kc = lead_on_cpu(key_on_cpu(tctx, key, dom, c), tctx ? tctx->value : 1, dom, c);
+		kc = against_runner(tctx, key_on_cpu(tctx, key, dom, c), dom, c);
 		if (pos > kc && (s32)c == here)
 			here_ok = true;
 		if (pos > kc && pos - kc > gap) {
@@ -103,17 +111,19 @@ __noinline bool preempt_own_cpu(struct task_struct *p __arg_trusted, struct task
 		return false;
 	now = bpf_ktime_get_ns();
 	/* As in preempt_for, the wake credit orders p but does not cut; both
-	 * as tc weighs them, a pinned p with its lead. */
-	kc = lead_on_cpu(key_on_cpu(tctx, key, dom, tc), tctx->value, dom, tc);
+	 * as tc weighs them. */
+	kc = key_on_cpu(tctx, key, dom, tc);
 	if (cpu_position(tc, now) <=
-	    lead_on_cpu(key_on_cpu(tctx, tix_sat_add(key, tctx->wake_credit), dom, tc),
-			tctx->value, dom, tc))
+	    against_runner(tctx, key_on_cpu(tctx, tix_sat_add(key, tctx->wake_credit), dom, tc),
+			   dom, tc))
 		return false;
-	/* What ops.dispatch on tc would weigh p against (tix_dispatch). */
+	/* What ops.dispatch on tc would weigh p against (tix_dispatch): its
+	 * own frame's head by keys, the other with the pinned lead. */
 	look(tc, &w);
 	if (starved(tc, &w, now) < TIX_NR_DOMS)
 		return false;
-	if ((w.hl && w.ll < kc) || (w.hg && w.kg < kc))
+	if (dom == (u32)tc ? (w.hl && w.kl < kc) || (w.hg && w.kg < lead_on_cpu(tctx, kc, dom, tc))
+			   : (w.hl && w.ll < kc) || (w.hg && w.kg < kc))
 		return false;
 	__sync_fetch_and_add(&nr_preempt_kicks, 1);
 	scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, task_slice(p, tctx), enq_flags | SCX_ENQ_PREEMPT);

@@ -248,21 +248,21 @@ static u64 key_on_cpu(struct task_ctx *tctx, u64 key, u32 dom, u32 c)
 
 /*
  * The pinned lead (tix_core::vtime::lead_key, scx_tix --pinned-lead): at
- * CPU c's decisions a task of frame dom == c (one only c may run) is
- * weighed at its key less pinned_lead of its own full runs (value its
- * draw's), every other task at its key as c weighs it. The shared task it
- * passes over keeps its key and its turn on any CPU; the pinned task has
- * only c. A fixed offset, not a rate: shares stand (model_matches_core's
- * a_pinned_lead_keeps_every_share). Named approximation: a CPU's own DSQ
- * is ordered by raw keys and only its head is weighed, so between two
- * pinned tasks of different values the lead can order prev and the head
- * otherwise than the DSQ would.
+ * CPU c's decisions a task waiting since a wake-up (woken) that only c may
+ * run (frame dom == c) is weighed against shared tasks at its key less
+ * pinned_lead of its own full runs. The shared task it passes over keeps
+ * its key and its turn on any CPU; the pinned one has only c. Among c's
+ * own tasks keys alone decide (tix_dispatch weighs each frame's least key
+ * first). Woken tasks only: a pinned hog led at every slice end moved c's
+ * T a lead ahead of the order it won in, the shared keys floored there
+ * followed, and it kept c (host model). A fixed offset per wake-up, not a
+ * rate: shares stand (model_matches_core's a_pinned_lead_keeps_every_share).
  */
-static u64 lead_on_cpu(u64 key, u64 value, u32 dom, u32 c)
+static u64 lead_on_cpu(struct task_ctx *tctx, u64 key, u32 dom, u32 c)
 {
-	if (dom != c || !pinned_lead || policy == TIX_POLICY_RAS)
+	if (!tctx || !tctx->woken || dom != c || !pinned_lead || policy == TIX_POLICY_RAS)
 		return key;
-	return tix_lead_key(key, one_run(value ? value : 1, 0), pinned_lead);
+	return tix_lead_key(key, one_run(tctx->value ? tctx->value : 1, 0), pinned_lead);
 }
 
 #endif
