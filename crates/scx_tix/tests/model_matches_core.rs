@@ -420,7 +420,11 @@ fn a_pinned_lead_serves_the_pinned_waker_at_its_first_slice_end() {
                 let alone = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, rate, 0);
                 let led = pinned_waker_waits(0, hogs, seed, SLICE / 8, SLICE / 16, rate, 1);
                 eprintln!("{at}, rate {rate}: keys alone {alone:?}, led {led:?}");
-                assert_eq!(led, (0.0, 0), "{at}, rate {rate}: led {led:?}, alone {alone:?}");
+                assert_eq!(
+                    led,
+                    (0.0, 0),
+                    "{at}, rate {rate}: led {led:?}, alone {alone:?}"
+                );
             }
             let stride = pinned_waker_waits(1, hogs, seed, SLICE / 8, SLICE / 16, 0, 1);
             assert_eq!(stride, (0.0, 0), "{at}: stride");
@@ -729,7 +733,13 @@ fn affinity_and_pinning_keep_their_shares() {
 /// at once (so every decision it waits for weighs it with its pinned lead,
 /// when the lead is on) beside `hogs` free hogs, all of value 100, on 2
 /// CPUs, for `rounds` slices per CPU; returns its slices and the hogs'.
-fn pinned_rewaker_share(stride: bool, hogs: usize, lead: u64, rounds: u64, seed: u64) -> (u64, u64) {
+fn pinned_rewaker_share(
+    stride: bool,
+    hogs: usize,
+    lead: u64,
+    rounds: u64,
+    seed: u64,
+) -> (u64, u64) {
     let mut m = Mix(seed);
     let w = hogs as i32;
     let (mut got, mut rest) = (0u64, 0u64);
@@ -740,18 +750,16 @@ fn pinned_rewaker_share(stride: bool, hogs: usize, lead: u64, rounds: u64, seed:
         tix_m_wake(w);
         let mut on = dispatch_all(2, &mut m);
         for _ in 0..rounds {
-            for c in 0..2 {
-                match on[c] {
-                    t if t == w => {
-                        got += 1;
-                        tix_m_stop(c as i32, SLICE, 0);
-                        tix_m_wake(w);
-                        on[c] = tix_m_dispatch(c as i32, m.next() as u32);
-                    }
-                    t => {
-                        rest += (t >= 0) as u64;
-                        on[c] = tix_m_expire(c as i32, SLICE, m.next() as u32);
-                    }
+            for (c, slot) in on.iter_mut().enumerate() {
+                let c = c as i32;
+                if *slot == w {
+                    got += 1;
+                    tix_m_stop(c, SLICE, 0);
+                    tix_m_wake(w);
+                    *slot = tix_m_dispatch(c, m.next() as u32);
+                } else {
+                    rest += (*slot >= 0) as u64;
+                    *slot = tix_m_expire(c, SLICE, m.next() as u32);
                 }
             }
         }
@@ -770,10 +778,15 @@ fn pinned_rewaker_share(stride: bool, hogs: usize, lead: u64, rounds: u64, seed:
 fn a_pinned_lead_keeps_every_share() {
     let _g = MODEL.lock().unwrap();
     let rounds = 2_500u64;
-    for lead in [0, tix_core::vtime::PINNED_LEAD, tix_core::vtime::PINNED_LEAD_MAX] {
+    for lead in [
+        0,
+        tix_core::vtime::PINNED_LEAD,
+        tix_core::vtime::PINNED_LEAD_MAX,
+    ] {
         for stride in [true, false] {
             for (hogs, due) in [(2usize, 2.0 / 3.0), (3, 0.5)] {
-                let (got, rest) = pinned_rewaker_share(stride, hogs, lead, rounds, 11 + hogs as u64);
+                let (got, rest) =
+                    pinned_rewaker_share(stride, hogs, lead, rounds, 11 + hogs as u64);
                 let n = (2 * rounds) as f64;
                 let want = due * rounds as f64;
                 let p = due / 2.0;
@@ -798,7 +811,11 @@ fn pinned_hogs_keep_every_share() {
     use std::sync::atomic::Ordering::Relaxed;
     let _g = MODEL.lock().unwrap();
     let rounds = 2_500;
-    for lead in [0, tix_core::vtime::PINNED_LEAD, tix_core::vtime::PINNED_LEAD_MAX] {
+    for lead in [
+        0,
+        tix_core::vtime::PINNED_LEAD,
+        tix_core::vtime::PINNED_LEAD_MAX,
+    ] {
         LEAD.store(lead, Relaxed);
         for stride in [true, false] {
             let t = [on(1, &[100]), on(2, &[100]), free(&[100, 200, 300])].concat();
