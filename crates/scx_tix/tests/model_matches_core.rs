@@ -772,8 +772,7 @@ fn pinned_rewaker_share(
 /// free hogs of its value on 2 CPUs, gets its water-filled ideal (2/3 or
 /// 1/2 of a CPU) at no lead, the default and the most `--pinned-lead`
 /// takes: within 4 binomial sd of the runs handed out plus one (lottery),
-/// 2% plus one (stride), over 2,500 slices per CPU. And pinned hogs beside
-/// free ones keep their shares at each lead.
+/// 2% plus one (stride), over 2,500 slices per CPU.
 #[test]
 fn a_pinned_lead_keeps_every_share() {
     let _g = MODEL.lock().unwrap();
@@ -803,11 +802,12 @@ fn a_pinned_lead_keeps_every_share() {
             }
         }
     }
-    drop(_g);
-    pinned_hogs_keep_every_share();
 }
 
-fn pinned_hogs_keep_every_share() {
+/// Pinned hogs beside free ones keep their water-filled shares at no lead,
+/// the default and the most `--pinned-lead` takes (`check_shares`' bounds).
+#[test]
+fn pinned_hogs_keep_every_share_at_each_lead() {
     use std::sync::atomic::Ordering::Relaxed;
     let _g = MODEL.lock().unwrap();
     let rounds = 2_500;

@@ -228,8 +228,8 @@ const volatile u64 wake_slices = TIX_WAKE_SLICES;
  * scx_tix --wake-rate; 0 (not given) is the policy's own, 2 under the
  * lottery and 1 under stride (tix_wake_rate). */
 const volatile u64 wake_rate = 0;
-/* Own full runs a task only one CPU may run leads shared tasks by at that
- * CPU's decisions (lead_on_cpu): scx_tix --pinned-lead. */
+/* Own full runs a woken task only one CPU may run leads shared tasks by at
+ * that CPU's decisions (lead_on_cpu): scx_tix --pinned-lead. */
 const volatile u64 pinned_lead = TIX_PINNED_LEAD;
 /* Deferred wake-up cuts (preempt.bpf.h): scx_tix --wake-cut, off by default. */
 const volatile bool wake_cut = false;

@@ -86,8 +86,9 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 	M.pinned_lead = TIX_PINNED_LEAD;
 }
 
-/* scx_tix --pinned-lead: own slices a task only one CPU may run leads the
- * shared tasks by at that CPU's decisions (0: keys alone, the rule before). */
+/* scx_tix --pinned-lead: own slices a woken task only one CPU may run leads
+ * the shared tasks by at that CPU's decisions (0: keys alone, the rule
+ * before). */
 void tix_m_set_pinned_lead(u64 slices) { M.pinned_lead = slices; }
 
 /* How long every waking task has slept (main.bpf.c measures it). */
