@@ -33,9 +33,9 @@
 # currencies and cgroups), as row scx_tix@REV-lottery; --scheds picks the
 # rows measured (default: all but the peer, which --peer adds);
 # lottery-cut and stride-cut are scx_tix with --wake-cut (deferred
-# wake-up cuts), lottery-rateN and stride-rateN (N 1 or 2) with
+# wake-up cuts), lottery-rateN and stride-rateN (N 1 to 4) with
 # --wake-rate N (wake credit earned N own slices per slice slept; by
-# default the lottery's is 2, stride's 1), lottery-leadN and stride-leadN
+# default the lottery's is 4, stride's 1), lottery-leadN and stride-leadN
 # (N 0 to 4) with --pinned-lead N (own runs a pinned task leads unpinned
 # ones by at its CPU's decisions; default 1, 0 keys alone), to weigh those
 # options in one boot.
@@ -147,7 +147,7 @@ while [ $# -gt 0 ]; do
         --scheds | --peer)
             [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
             if [ "$1" = --scheds ]; then
-                words_in --scheds "lottery stride lottery-cut stride-cut lottery-rate1 stride-rate1 lottery-rate2 stride-rate2 lottery-lead0 stride-lead0 lottery-lead1 stride-lead1 lottery-lead2 stride-lead2 lottery-lead3 stride-lead3 lottery-lead4 stride-lead4 wvtime user-gr3 user-stride" "$2"
+                words_in --scheds "lottery stride lottery-cut stride-cut lottery-rate1 stride-rate1 lottery-rate2 stride-rate2 lottery-rate3 stride-rate3 lottery-rate4 stride-rate4 lottery-lead0 stride-lead0 lottery-lead1 stride-lead1 lottery-lead2 stride-lead2 lottery-lead3 stride-lead3 lottery-lead4 stride-lead4 wvtime user-gr3 user-stride" "$2"
                 scheds=$2
             else
                 peer=$(git -C "$repo" rev-parse --short=7 --verify -q "$2^{commit}") ||
@@ -433,9 +433,9 @@ for round in $(seq "$B_ROUNDS"); do
         elif [ "${sched%-lead[0-4]}" != "$sched" ]; then
             label=scx_tix-$sched
             scx_tix --policy "${sched%-lead[0-4]}" --pinned-lead "${sched##*-lead}" >"$log" 2>&1 &
-        elif [ "${sched%-rate[12]}" != "$sched" ]; then
+        elif [ "${sched%-rate[1-4]}" != "$sched" ]; then
             label=scx_tix-$sched
-            scx_tix --policy "${sched%-rate[12]}" --wake-rate "${sched##*-rate}" >"$log" 2>&1 &
+            scx_tix --policy "${sched%-rate[1-4]}" --wake-rate "${sched##*-rate}" >"$log" 2>&1 &
         elif [ "${sched#user-}" != "$sched" ]; then
             label=scx_tix_user-${sched#user-}
             scx_tix_user --policy "${sched#user-}" --stats 1 >"$log" 2>&1 &
