@@ -8,8 +8,8 @@ check "scx_tix attaches (state enabled)" $?
 case "$(ops_name)" in tix*) r=0 ;; *) r=1 ;; esac
 diag "ops: $(ops_name)"
 check "ops name is tix" $r
-grep -q "attached (lottery, .* at 2 per slice slept" "$TIX_LOG"
-check "the lottery earns wake credit at its own rate, 2, unless told" $?
+grep -q "attached (lottery, .* at 4 per slice slept" "$TIX_LOG"
+check "the lottery earns wake credit at its own rate, 4, unless told" $?
 # The load's cost: the verifier's walk is most of an attach's time under
 # TCG (234,206 instructions took 23-33 s, 56,291 took 4-9 s in an idle
 # guest, 13-27 s here beside the two hogs). The budget

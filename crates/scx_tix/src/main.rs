@@ -73,7 +73,7 @@ struct Opts {
     #[arg(long, default_value_t = tix_core::vtime::WAKE_SLICES, value_parser = clap::value_parser!(u64).range(0..=64))]
     wake_lag: u64,
     /// Own slices of wake lag a task earns per slice it sleeps, up to
-    /// --wake-lag. Default: the policy's, 2 under the lottery and 1 under
+    /// --wake-lag. Default: the policy's, 4 under the lottery and 1 under
     /// stride (following `tix policy`). At 1 a 7.5 ms sleep at 3.5 ms
     /// slices earns 2.1 slices. The lottery needs more: its last run's
     /// draw can key a short sleeper behind the runners (at 1 a 1 ms-every-

@@ -61,7 +61,7 @@
  * own slices alone, 10^4 waking threads stood 2x10^4 slices of service
  * ahead of a task at T, and T, which moves only when a started key passes
  * it, stood still while they were served. Under the lottery a task
- * earns 2 own slices of credit per slice slept (the wake rate; stride 1,
+ * earns 4 own slices of credit per slice slept (the wake rate; stride 1,
  * --wake-rate sets it), up to the same wake_slices: a short sleeper's
  * woken key is its last start plus E * run / value, and a large E keys it
  * behind the runners unless the credit covers it (at rate 1 a 1 ms-every-
@@ -225,7 +225,7 @@ const volatile u32 nr_cpus = 1;
 /* Own slices of lag a waking task keeps (tix_core::vtime::wake_lag). */
 const volatile u64 wake_slices = TIX_WAKE_SLICES;
 /* Own slices of wake lag earned per slice slept, up to wake_slices:
- * scx_tix --wake-rate; 0 (not given) is the policy's own, 2 under the
+ * scx_tix --wake-rate; 0 (not given) is the policy's own, 4 under the
  * lottery and 1 under stride (tix_wake_rate). */
 const volatile u64 wake_rate = 0;
 /* Own full runs a woken task only one CPU may run leads shared tasks by at

@@ -298,10 +298,10 @@ static inline u64 tix_wake_lag(u64 one_slice, u64 slices, u64 slept_ns, u64 slic
 
 /* Own slices of wake credit per slice slept (tix_core::vtime::wake_rate):
  * chosen (scx_tix --wake-rate, at most TIX_WAKE_RATE_MAX) or, when 0, the
- * policy's own. The lottery's is 2: its woken key carries the last run's
- * draw, which a credit earned at 1 often did not cover; stride's has no
- * draw. */
-#define TIX_WAKE_RATE_LOTTERY 2ULL
+ * policy's own. The lottery's is 4: its woken key carries the last run's
+ * draw, which a credit earned at 1 often did not cover, nor at 2 for a
+ * sleep well under a slice (cyclictest); stride's has no draw. */
+#define TIX_WAKE_RATE_LOTTERY 4ULL
 #define TIX_WAKE_RATE_STRIDE 1ULL
 
 static inline u64 tix_wake_rate(int stride, u64 chosen)
