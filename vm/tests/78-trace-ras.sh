@@ -42,19 +42,23 @@ writes_of() { echo "$1" | awk -v t="$2" '$1 == t { print $2 }'; }
 # col_of OUT TID N: column N of TID's row.
 col_of() { echo "$1" | awk -v t="$2" -v n="$3" '$1 == t { print $n }'; }
 
-# trace_col_median PID N: column N of PID's row in `tix trace get PID`, the
-# median of 5 reads 0.2 s apart. RACE_PROB and SLICE_MS are a snapshot:
-# eq. 2-1 at the task's last fresh slice, over the tasks runnable at that
-# instant; the big writer blocked on its own map then (the daemon's
-# clear_refs takes the map's lock) left a small writer race_prob 4 in one
-# run (c14994e's clean-clone test run).
-trace_col_median() {
+# trace_medians PID: columns 3 and 4 (RACE_PROB, SLICE_MS) of PID's row in
+# `tix trace get PID`, each the median of the same 5 reads 0.2 s apart.
+# They are a snapshot: eq. 2-1 at the task's last fresh slice, over the
+# tasks runnable at that instant; the big writer blocked on its own map
+# then (the daemon's clear_refs takes the map's lock) left a small writer
+# race_prob 4 in one run (c14994e's clean-clone test run). One set of
+# reads for both: SLICE_MS is eq. 2-2 of RACE_PROB, and medians of
+# separate reads could pair a slice with another snapshot's race_prob.
+trace_medians() {
     _v=""
     for _i in 1 2 3 4 5; do
-        _v="$_v $(col_of "$(tix trace get "$1")" "$1" "$2")"
+        _v="$_v $(tix trace get "$1" | awk -v t="$1" '$1 == t { print $3 ":" $4 }')"
         sleep 0.2
     done
-    echo $_v | tr ' ' '\n' | sort -n | sed -n 3p
+    _p=$(echo $_v | tr ' ' '\n' | cut -d: -f1 | sort -n | sed -n 3p)
+    _s=$(echo $_v | tr ' ' '\n' | cut -d: -f2 | sort -n | sed -n 3p)
+    echo "$_p $_s"
 }
 
 # wait_for FILE PATTERN TRIES: until a line of FILE matches PATTERN, polled
@@ -242,9 +246,9 @@ ga=$(tix trace get "$A"); gb=$(tix trace get "$B"); gc=$(tix trace get "$C")
 diag "$ga"
 diag "$gb"
 diag "$gc"
-pa=$(trace_col_median "$A" 3); sa=$(trace_col_median "$A" 4)
-pb=$(trace_col_median "$B" 3); sb=$(trace_col_median "$B" 4)
-pc=$(trace_col_median "$C" 3)
+ta=$(trace_medians "$A"); pa=${ta% *}; sa=${ta#* }
+tb=$(trace_medians "$B"); pb=${tb% *}; sb=${tb#* }
+tc=$(trace_medians "$C"); pc=${tc% *}
 stop "$A" "$B" "$C"
 ma=$(mean_run_ms "$r0" "$r1" 1); mb=$(mean_run_ms "$r0" "$r1" 2); mc=$(mean_run_ms "$r0" "$r1" 3)
 diag "ratios A/(B,C): lottery $r_lot, ras $r_ras; race_prob A $pa B $pb C $pc; slices A $sa ms B $sb ms; mean runs A $ma B $mb C $mc ms"
