@@ -33,7 +33,9 @@
 # currencies and cgroups), as row scx_tix@REV-lottery; --scheds picks the
 # rows measured (default: all but the peer, which --peer adds);
 # lottery-cut and stride-cut are scx_tix with --wake-cut (deferred
-# wake-up cuts), lottery-rateN and stride-rateN (N 1 to 4) with
+# wake-up cuts), lottery-level and stride-level with --wake-level (a
+# woken task level with the runner furthest behind), lottery-rateN and
+# stride-rateN (N 1 to 4) with
 # --wake-rate N (wake credit earned N own slices per slice slept; by
 # default the lottery's is 4, stride's 1), lottery-leadN and stride-leadN
 # (N 0 to 4) with --pinned-lead N (own runs a pinned task leads unpinned
@@ -147,7 +149,7 @@ while [ $# -gt 0 ]; do
         --scheds | --peer)
             [ $# -ge 2 ] || { echo "bench: $1 needs a value" >&2; exit 2; }
             if [ "$1" = --scheds ]; then
-                words_in --scheds "lottery stride lottery-cut stride-cut lottery-rate1 stride-rate1 lottery-rate2 stride-rate2 lottery-rate3 stride-rate3 lottery-rate4 stride-rate4 lottery-lead0 stride-lead0 lottery-lead1 stride-lead1 lottery-lead2 stride-lead2 lottery-lead3 stride-lead3 lottery-lead4 stride-lead4 wvtime user-gr3 user-stride" "$2"
+                words_in --scheds "lottery stride lottery-cut stride-cut lottery-level stride-level lottery-rate1 stride-rate1 lottery-rate2 stride-rate2 lottery-rate3 stride-rate3 lottery-rate4 stride-rate4 lottery-lead0 stride-lead0 lottery-lead1 stride-lead1 lottery-lead2 stride-lead2 lottery-lead3 stride-lead3 lottery-lead4 stride-lead4 wvtime user-gr3 user-stride" "$2"
                 scheds=$2
             else
                 peer=$(git -C "$repo" rev-parse --short=7 --verify -q "$2^{commit}") ||
@@ -427,6 +429,9 @@ for round in $(seq "$B_ROUNDS"); do
         elif [ "$sched" = wvtime ]; then
             label=scx_wvtime
             scx_wvtime >"$log" 2>&1 &
+        elif [ "${sched%-level}" != "$sched" ]; then
+            label=scx_tix-$sched
+            scx_tix --policy "${sched%-level}" --wake-level >"$log" 2>&1 &
         elif [ "${sched%-cut}" != "$sched" ]; then
             label=scx_tix-$sched
             scx_tix --policy "${sched%-cut}" --wake-cut >"$log" 2>&1 &

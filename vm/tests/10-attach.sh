@@ -60,10 +60,12 @@ diag "$(cat /tmp/err.out)"
 # Also with the deferred wake-up cuts (--wake-cut: a per-CPU BPF timer,
 # armed when a decision passes over a woken task), loaded on each kernel
 # this file boots, beside a waker pinned with a hog so that they fire,
-# and the wake credit earned at a rate of the caller's (--wake-rate 3).
-tix_start --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 3
-check "re-attaches (with --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 3)" $?
-grep -q "at 3 per slice slept" "$TIX_LOG"; check "--wake-rate 3: the attach line says so" $?
+# and the wake credit earned at a rate of the caller's (--wake-rate 3),
+# and with the wake level (--wake-level: a DSQ peek and a walk of the
+# CPUs' runners in each wake-up's draw).
+tix_start --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 3 --wake-level
+check "re-attaches (with --stats 1 --exit-dump-len 65536 --wake-cut --wake-rate 3 --wake-level)" $?
+grep -q "at 3 per slice slept, wake level" "$TIX_LOG"; check "--wake-rate 3 --wake-level: the attach line says so" $?
 k0=$(tix status 2>/dev/null | sed -n 's/.*wake-up preemptions \([0-9]*\).*/\1/p')
 cyclictest -q -D 3 -i 1000 -t 1 -a 0 >/dev/null 2>&1 &
 cy=$!
@@ -74,7 +76,7 @@ n=$(grep -c '^{"attached":true' "$TIX_LOG")
 k1=$(tix status 2>/dev/null | sed -n 's/.*wake-up preemptions \([0-9]*\).*/\1/p')
 diag "wake-up preemptions (kicks, direct and deferred cuts) over the waker's 3 s: ${k0:-?} -> ${k1:-?}"
 [ "$(sched_state)" = enabled ] && [ -n "$k1" ] && [ "$k1" -gt "${k0:-0}" ]
-check "--wake-cut: still attached after a pinned waker beside a hog, and its wake-ups preempted" $?
+check "--wake-cut --wake-level: still attached after a pinned waker beside a hog, and its wake-ups preempted" $?
 kill -KILL "$TIX_DPID"
 wait_state disabled 1000; check "SIGKILL: disabled within 1 s" $?
 wait "$TIX_DPID" 2>/dev/null

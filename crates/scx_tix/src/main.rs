@@ -97,6 +97,13 @@ struct Opts {
     /// (docs/kernel-results.md).
     #[arg(long)]
     wake_cut: bool,
+    /// Wake level (experimental): a woken task may lag the others as far
+    /// as the runner furthest behind, not only by its own wake credit,
+    /// and a runner is weighed for wake-up preemption as if it started no
+    /// earlier than the others' time. A woken task never gets ahead of
+    /// its own service: it is served sooner, not more.
+    #[arg(long)]
+    wake_level: bool,
     /// Per-user base tickets: a [base] table of user name or uid = tickets.
     #[arg(long, default_value = "/etc/tix/tix.toml")]
     config: PathBuf,
@@ -271,6 +278,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
         // 0: the policy's own, read per draw (tix_core::vtime::wake_rate).
         rodata.wake_rate = opts.wake_rate.unwrap_or(0);
         rodata.wake_cut = opts.wake_cut;
+        rodata.wake_level = opts.wake_level;
         rodata.pinned_lead = opts.pinned_lead;
         rodata.nr_cpus = nr_cpus;
         rodata.tick_ns = stats::tick_ns();
@@ -411,7 +419,7 @@ fn run(opts: Opts) -> Result<ExitCode> {
     // Said before the socket is served: a client that reaches it (the VM
     // tests wait for tix status) can read the line.
     eprintln!(
-        "scx_tix: attached ({}, slice {} us, compensation {}, wake lag {} slices at {} per slice slept; \
+        "scx_tix: attached ({}, slice {} us, compensation {}, wake lag {} slices at {} per slice slept{}; \
          loaded in {load_ms} ms, {verified} instructions verified)",
         policy.name(),
         opts.slice_us,
@@ -420,7 +428,8 @@ fn run(opts: Opts) -> Result<ExitCode> {
         tix_core::vtime::wake_rate(
             policy == Policy::Stride,
             opts.wake_rate.unwrap_or(0)
-        )
+        ),
+        if opts.wake_level { ", wake level" } else { "" }
     );
     server::spawn(
         ctl.clone(),

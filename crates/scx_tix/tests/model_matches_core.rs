@@ -33,6 +33,7 @@ extern "C" {
     fn tix_m_lift();
     fn tix_m_set_floor(on: i32);
     fn tix_m_set_pinned_lead(slices: u64);
+    fn tix_m_set_wake_level(on: i32);
 }
 
 struct Mix(u64);
@@ -741,13 +742,31 @@ fn pinned_rewaker_share(
     rounds: u64,
     seed: u64,
 ) -> (u64, u64) {
+    rewaker_share(stride, hogs, 1, 0, lead, false, rounds, seed)
+}
+
+/// `pinned_rewaker_share` for a rewaker allowed `mask` that earns the
+/// wake credit of `slept` ns of sleep at each wake-up, with the wake level
+/// (`--wake-level`) on or off.
+#[allow(clippy::too_many_arguments)]
+fn rewaker_share(
+    stride: bool,
+    hogs: usize,
+    mask: u64,
+    slept: u64,
+    lead: u64,
+    level: bool,
+    rounds: u64,
+    seed: u64,
+) -> (u64, u64) {
     let mut m = Mix(seed);
     let w = hogs as i32;
     let (mut got, mut rest) = (0u64, 0u64);
     // SAFETY: callers hold MODEL.
     unsafe {
-        hogs_and_a_waker(stride as i32, hogs as i32, 0, 1, 0);
+        hogs_and_a_waker(stride as i32, hogs as i32, slept, mask, 0);
         tix_m_set_pinned_lead(lead);
+        tix_m_set_wake_level(level as i32);
         tix_m_wake(w);
         let mut on = dispatch_all(2, &mut m);
         for _ in 0..rounds {
@@ -801,6 +820,45 @@ fn a_pinned_lead_keeps_every_share() {
                     "lead {lead}, stride {stride}, {hogs} hogs: the rewaker got {got} slices, due {want:.0} ± {bound:.1} (hogs {rest})"
                 );
             }
+        }
+    }
+}
+
+/// A free task that blocks at every slice end and wakes at once, beside 2
+/// or 3 free hogs of its value on 2 CPUs, under the lottery. With no sleep
+/// it earns no wake credit and its woken key is floored at T, which has
+/// moved on during its own run: that charge costs it its share (1422 and
+/// 1066 slices of 2,500, due 1667 and 1250; a known limit, README). Given
+/// the credit of 4 own slices at each wake-up, the floor stops binding and
+/// it gets its water-filled ideal, with the wake level (`--wake-level`)
+/// off and on: the level never keys a task ahead of its own service.
+/// Bounds: 4 binomial sd plus one over 2,500 slices per CPU.
+#[test]
+fn a_free_rewakers_share_and_the_floor_at_t() {
+    let _g = MODEL.lock().unwrap();
+    let rounds = 2_500u64;
+    let lead = tix_core::vtime::PINNED_LEAD;
+    for (hogs, due) in [(2usize, 2.0 / 3.0), (3, 0.5)] {
+        let seed = 21 + hogs as u64;
+        let n = (2 * rounds) as f64;
+        let want = due * rounds as f64;
+        let p = due / 2.0;
+        let bound = 4.0 * (n * p * (1.0 - p)).sqrt() + 1.0;
+        let (floored, _) = rewaker_share(false, hogs, 3, 0, lead, false, rounds, seed);
+        eprintln!(
+            "{hogs} hogs, no credit: {floored} slices of {rounds}, due {want:.0} ± {bound:.0}"
+        );
+        assert!(
+            (floored as f64) < want - bound,
+            "{hogs} hogs: with no credit the rewaker got {floored} slices, due {want:.0} ± {bound:.1}: the floor at T no longer costs it its share; update this test and the README's Known limits"
+        );
+        for level in [false, true] {
+            let (got, rest) = rewaker_share(false, hogs, 3, 4 * SLICE, lead, level, rounds, seed);
+            eprintln!("{hogs} hogs, 4 slices of credit, level {level}: {got} slices of {rounds}, due {want:.0} ± {bound:.0}");
+            assert!(
+                (got as f64 - want).abs() <= bound,
+                "{hogs} hogs, level {level}: the rewaker got {got} slices, due {want:.0} ± {bound:.1} (hogs {rest})"
+            );
         }
     }
 }
@@ -1319,12 +1377,28 @@ fn periodic_waits(
     run: u64,
     rate: u64,
 ) -> [u32; 4] {
+    periodic_waits_level(stride, hogs, seed, mask, slept, run, rate, false)
+}
+
+/// `periodic_waits` with the wake level (`--wake-level`) on or off.
+#[allow(clippy::too_many_arguments)]
+fn periodic_waits_level(
+    stride: i32,
+    hogs: i32,
+    seed: u64,
+    mask: u64,
+    slept: u64,
+    run: u64,
+    rate: u64,
+    level: bool,
+) -> [u32; 4] {
     let mut m = Mix(seed);
     let mut hist = [0u32; 4];
     let w = hogs;
     // SAFETY: see above; callers hold MODEL.
     unsafe {
         hogs_and_a_waker(stride, hogs, slept, mask, rate);
+        tix_m_set_wake_level(level as i32);
         let mut on = dispatch_all(2, &mut m);
         for _ in 0..20_000 {
             // The sleep is 2 slice ends of the hogs (what T gains then),
@@ -1422,4 +1496,33 @@ fn an_unpinned_wakers_late_slice_ends_fall_with_the_wake_rate() {
         "own rate: {own} against rate 2's {r2}"
     );
     assert_eq!(st, 0, "stride: {st}");
+}
+
+/// The wake level where the runners lag: 2 or 4 unpinned hogs on 2 CPUs
+/// and an unpinned waker with cyclictest's figures (as
+/// `an_unpinned_wakers_late_slice_ends_fall_with_the_wake_rate`), three
+/// seeds each, with the level off and on.
+#[test]
+fn the_wake_level_against_late_slice_ends() {
+    let _g = MODEL.lock().unwrap();
+    let (slept, run) = (SLICE / 8, SLICE / 16);
+    for hogs in [2, 4] {
+        for stride in [0, 1] {
+            let late = |level: bool| -> u32 {
+                [3, 4, 5]
+                    .iter()
+                    .map(|&seed| {
+                        let h = periodic_waits_level(stride, hogs, seed, 3, slept, run, 0, level);
+                        h[1] + h[2] + h[3]
+                    })
+                    .sum()
+            };
+            let (off, on) = (late(false), late(true));
+            eprintln!("{hogs} hogs, stride {stride}: late of 60,000: level off {off}, on {on}");
+            assert!(
+                on <= off,
+                "{hogs} hogs, stride {stride}: level on {on}, off {off}"
+            );
+        }
+    }
 }

@@ -26,6 +26,7 @@ extern "C" {
     fn tix_c_wake_rate_max() -> u64;
     fn tix_c_lead_cap(stride: i32, starve: u64, slice: u64, vsum: u64, serving: u64) -> u64;
     fn tix_c_wake_cap(stride: i32, slice: u64, vsum: u64, serving: u64) -> u64;
+    fn tix_c_level_lag(vt: u64, least: u64) -> u64;
     fn tix_c_cap_lead(key: u64, reference: u64, cap: u64) -> u64;
     fn tix_c_kernel_wake_key(key: u64, head: u64, has_head: i32) -> u64;
     fn tix_c_lead_key(key: u64, one_run: u64, slices: u64) -> u64;
@@ -509,6 +510,8 @@ proptest! {
                             vtime::wake_cap(stride, slice, vsum, any_serving));
             prop_assert_eq!(tix_c_wake_cap(stride as i32, small >> 8, small >> 4, serving),
                             vtime::wake_cap(stride, small >> 8, small >> 4, serving));
+            prop_assert_eq!(tix_c_level_lag(key, r), vtime::level_lag(key, r));
+            prop_assert_eq!(tix_c_level_lag(small, small >> 1), vtime::level_lag(small, small >> 1));
             prop_assert_eq!(tix_c_cap_lead(key, r, slice), vtime::cap_lead(key, r, slice));
             prop_assert_eq!(tix_c_cap_lead(small, small >> 1, small >> 3),
                             vtime::cap_lead(small, small >> 1, small >> 3));

@@ -193,6 +193,17 @@ pub fn wake_cap(stride: bool, slice_ns: u64, vsum: u64, serving: u64) -> u64 {
     )
 }
 
+/// The wake level (`scx_tix --wake-level`): how far a frame's virtual
+/// time stands ahead of `least`, the least key its runners started at. A
+/// woken task may lag the time by that much as well as by its own
+/// `wake_lag` (up to `wake_cap`), so it stands level with the runner
+/// furthest behind, not behind it: runners that keep a CPU while others'
+/// draws move the time on lag it by several of their runs, and a task
+/// woken near the time then lost their slice ends one after another.
+pub fn level_lag(vtime: u64, least: u64) -> u64 {
+    vtime.saturating_sub(least)
+}
+
 /// A task's smoothed run length in ns: each charged run moves it an eighth
 /// of the way to `used`. An eighth: one long run (a stalled CPU) moves the
 /// bank little, a lasting change of run length moves it within ~16 runs.

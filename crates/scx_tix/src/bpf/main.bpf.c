@@ -120,6 +120,12 @@
  * it also cuts the winner when its position, E at its mean, reaches the
  * woken key (deferred cuts, preempt.bpf.h); measured, it did not lower
  * cyclictest's p99 consistently under TCG, so it stays an option.
+ * With --wake-level (off by default), a woken task may also lag T as far
+ * as the least key its frame's runners started at or its DSQ's head holds
+ * (level_lag), and a runner is weighed for preemption as if it started no
+ * earlier than its frame's T (cpu_position): aimed at runners that lag T
+ * by several runs; over two boots beside 4 hogs it moved cyclictest's
+ * p99 within the rounds' spread, so it stays an option too.
  *
  * Kernel threads. A woken kernel thread is keyed just ahead of the first
  * task waiting where it may run (kernel_wake), its jump a wake credit that
@@ -233,6 +239,9 @@ const volatile u64 wake_rate = 0;
 const volatile u64 pinned_lead = TIX_PINNED_LEAD;
 /* Deferred wake-up cuts (preempt.bpf.h): scx_tix --wake-cut, off by default. */
 const volatile bool wake_cut = false;
+/* Wake level (vtime.bpf.h's level_lag, preempt.bpf.h's cpu_position):
+ * scx_tix --wake-level, off by default. */
+const volatile bool wake_level = false;
 /* The kernel's tick (1/HZ), read by the daemon from CLOCK_MONOTONIC_COARSE's
  * resolution: a slice ends at the first tick past it. */
 const volatile u64 tick_ns = 4000000;

@@ -49,6 +49,7 @@ struct tix_model {
 	int uncontested;
 	int floor;
 	u64 pinned_lead;
+	int wake_level;
 };
 
 static struct tix_model M;
@@ -84,7 +85,12 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 	M.uncontested = 1;
 	M.floor = 1;
 	M.pinned_lead = TIX_PINNED_LEAD;
+	M.wake_level = 0;
 }
+
+/* scx_tix --wake-level: a woken task may lag T as far as the runner of its
+ * frame furthest behind (vtime.bpf.h's level_lag). */
+void tix_m_set_wake_level(int on) { M.wake_level = on; }
 
 /* scx_tix --pinned-lead: own slices a woken task only one CPU may run leads
  * the shared tasks by at that CPU's decisions (0: keys alone, the rule
@@ -189,6 +195,22 @@ static u64 draw(int i, int requeue)
 
 	/* One snapshot of the frame's load for both caps, as draw_key takes. */
 	frame_load(dom_of(i), &vsum, &serving);
+	if (!requeue && M.wake_level) {
+		u64 least = vt;
+		int c, j;
+
+		for (c = 0; c < M.ncpus; c++) {
+			j = M.running[c];
+			if (j >= 0 && dom_of(j) == dom_of(i) && M.own[j] < least)
+				least = M.own[j];
+		}
+		/* The head of its DSQ (a vtime DSQ's least key). */
+		for (j = 0; j < TIX_M_MAX; j++)
+			if (M.queued[j] && j != i && dom_of(j) == dom_of(i) && M.key[j] < least)
+				least = M.key[j];
+		if (tix_level_lag(vt, least) > lag)
+			lag = tix_level_lag(vt, least);
+	}
 	/* The wake cap; M.wake_frame 0: uncapped, the rule before it. */
 	if (!requeue && M.wake_frame) {
 		cap = tix_wake_cap(M.stride, M.slice_ns, vsum, serving);

@@ -17,9 +17,20 @@
  */
 static u64 cpu_position(u32 c, u64 now)
 {
-	u64 start = cpu_start[c];
+	u64 start = cpu_start[c], key = cpu_key[c], t;
+	u32 d = cpu_dom[c];
 
-	return tix_sat_add(cpu_key[c], one_run(cpu_value[c], now > start ? now - start : 0));
+	/* Wake level: a runner is weighed as if it started no earlier than
+	 * its frame's T. A woken task keyed at T (its credit aside) then cuts
+	 * a runner that lags T, which would otherwise keep the CPU to its
+	 * slice end; the woken key, level with that runner (level_lag), wins
+	 * the decision the cut brings. */
+	if (wake_level && d && d <= TIX_NR_DOMS) {
+		t = vtime_now(d - 1);
+		if (t > key)
+			key = t;
+	}
+	return tix_sat_add(key, one_run(cpu_value[c], now > start ? now - start : 0));
 }
 
 /* A woken key (p's, as c weighs it) as c's decision at its runner's slice

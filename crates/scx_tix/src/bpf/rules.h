@@ -296,6 +296,13 @@ static inline u64 tix_wake_lag(u64 one_slice, u64 slices, u64 slept_ns, u64 slic
 	return (lag.hi << 48) | (lag.lo >> 16);
 }
 
+/* The wake level (tix_core::vtime::level_lag): how far the frame's time
+ * stands ahead of the least key its runners started at. */
+static inline u64 tix_level_lag(u64 vtime, u64 least)
+{
+	return vtime > least ? vtime - least : 0;
+}
+
 /* Own slices of wake credit per slice slept (tix_core::vtime::wake_rate):
  * chosen (scx_tix --wake-rate, at most TIX_WAKE_RATE_MAX) or, when 0, the
  * policy's own. The lottery's is 4: its woken key carries the last run's

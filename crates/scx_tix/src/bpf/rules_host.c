@@ -40,6 +40,7 @@ u64 tix_c_wake_slices(void) { return TIX_WAKE_SLICES; }
 u64 tix_c_wake_rate(int stride, u64 chosen) { return tix_wake_rate(stride, chosen); }
 u64 tix_c_rated_sleep(u64 slept, u64 rate) { return tix_rated_sleep(slept, rate); }
 u64 tix_c_wake_rate_max(void) { return TIX_WAKE_RATE_MAX; }
+u64 tix_c_level_lag(u64 vt, u64 least) { return tix_level_lag(vt, least); }
 
 u64 tix_c_next_key(u64 own, u64 vt, u64 lag, u64 pending)
 {

@@ -113,6 +113,41 @@ static void set_serving(u32 c, u32 dom)
 	}
 }
 
+/*
+ * Wake level (scx_tix --wake-level): how far frame dom's T (t) stands
+ * ahead of the least key a run in that frame started at. A woken task may
+ * lag T by that much (up to the wake cap), level with the runner furthest
+ * behind, as well as by its own wake credit. Why: runners that kept a CPU
+ * while others' draws moved T on lag it by several of their runs (traced:
+ * 2.7-4.8 behind at un-kicked wake-ups of cyclictest beside hogs), and a
+ * waker floored near T lost the slice ends of such a runner one after
+ * another. Read: each CPU's runner (one word per CPU) and the head of
+ * the DSQ the task joins (a peek); a task waiting in another DSQ is passed
+ * over (named approximation: a shared waker is not weighed against a CPU's
+ * pinned tasks). The waker still never stands ahead of its own key, its
+ * service, so it gains an earlier turn, not more CPU time.
+ */
+static u64 level_lag(u32 dom, u64 t)
+{
+	struct task_struct *h = __COMPAT_scx_bpf_dsq_peek(dom);
+	u64 least = t;
+	u32 c;
+
+	/* The head of the DSQ the task joins: the least key waiting there. */
+	if (h && h->scx.dsq_vtime < least)
+		least = h->scx.dsq_vtime;
+
+	bpf_for(c, 0, TIX_MAX_CPUS) {
+		if (c >= nr_cpus)
+			break;
+		if (cpu_dom[c] != dom + 1 || !cpu_value[c])
+			continue;
+		if (cpu_key[c] < least)
+			least = cpu_key[c];
+	}
+	return tix_level_lag(t, least);
+}
+
 /* A global function: the verifier checks it once per program and its
  * caller goes on from one return, where a static draw_key's every exit
  * path (value_of's walks have many) was carried into the rest of the
@@ -143,6 +178,11 @@ __noinline u64 draw_key(struct task_struct *p __arg_trusted, struct task_ctx *tc
 		slept = tix_rated_sleep(slept,
 					tix_wake_rate(policy == TIX_POLICY_STRIDE, wake_rate));
 		lag = tix_wake_lag(one_run(value, 0), wake_slices, slept, slice_ns);
+		if (wake_level && dom < TIX_NR_DOMS) {
+			plain = level_lag(dom, t);
+			if (plain > lag)
+				lag = plain;
+		}
 		/* tix_core::vtime::wake_cap: the most wake lag in frame dom now. */
 		cap = tix_wake_cap(policy == TIX_POLICY_STRIDE, slice_ns, v, n);
 		if (lag > cap)
