@@ -50,6 +50,8 @@ struct tix_model {
 	int floor;
 	u64 pinned_lead;
 	int wake_level;
+	int keep_lag;
+	u64 block_vt[TIX_M_MAX];
 };
 
 static struct tix_model M;
@@ -86,11 +88,19 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 	M.floor = 1;
 	M.pinned_lead = TIX_PINNED_LEAD;
 	M.wake_level = 0;
+	M.keep_lag = 0;
+	for (i = 0; i < TIX_M_MAX; i++)
+		M.block_vt[i] = 0;
 }
 
 /* scx_tix --wake-level: a woken task may lag T as far as the runner of its
  * frame furthest behind (vtime.bpf.h's level_lag). */
 void tix_m_set_wake_level(int on) { M.wake_level = on; }
+/* A rule main.bpf.c does not have, for a test to try: a waking task keeps
+ * the lag it had when it blocked (its floor is its own key moved on by what
+ * the frame's time gained while it slept, if that is lower than the time
+ * less its wake credit; never below the bank). Lottery only. */
+void tix_m_set_keep_lag(int on) { M.keep_lag = on; }
 
 /* scx_tix --pinned-lead: own slices a woken task only one CPU may run leads
  * the shared tasks by at that CPU's decisions (0: keys alone, the rule
@@ -226,6 +236,19 @@ static u64 draw(int i, int requeue)
 	M.floor_lag[i] = !requeue && (M.kernel[i] || M.floor == 2) ?
 			 tix_lag_bound(one_run(i, M.run_avg[i])) : lag;
 
+	if (!requeue && M.keep_lag && !M.stride) {
+		/* tix_m_set_keep_lag: own + what T gained while it slept. */
+		u64 dt = vt > M.block_vt[i] ? vt - M.block_vt[i] : 0;
+		u64 keep = M.own[i] + dt, fl = vt > lag ? vt - lag : 0;
+		u64 bank = tix_lag_bound(one_run(i, M.run_avg[i]));
+		u64 lo = vt > bank ? vt - bank : 0;
+
+		if (keep < fl)
+			fl = keep;
+		if (fl < lo)
+			fl = lo;
+		lag = vt - (fl < vt ? fl : vt);
+	}
 	if (M.stride)
 		k = tix_next_pass(M.own[i], vt, lag, M.pending[i]);
 	else
@@ -448,6 +471,8 @@ void tix_m_stop(int cpu, u64 used, int runnable)
 	charge(cpu, used);
 	M.running[cpu] = -1;
 	M.runnable[i] = runnable;
+	if (!runnable)
+		M.block_vt[i] = M.vt[dom_of(i)];
 	if (runnable)
 		queue(i, draw(i, 1));
 }
