@@ -738,6 +738,22 @@ fn affinity_and_pinning_keep_their_shares() {
     }
 }
 
+/// A rewaker's due slices of `rounds` (its water-filled share of one CPU,
+/// `due`) and the bound on its distance from them: 2% plus one under
+/// stride, 4 binomial sd plus one under the lottery (each of the
+/// `2·rounds` slices on 2 CPUs is its with probability `due / 2`).
+fn rewaker_due(stride: bool, due: f64, rounds: u64) -> (f64, f64) {
+    let n = (2 * rounds) as f64;
+    let want = due * rounds as f64;
+    let p = due / 2.0;
+    let bound = if stride {
+        0.02 * want + 1.0
+    } else {
+        4.0 * (n * p * (1.0 - p)).sqrt() + 1.0
+    };
+    (want, bound)
+}
+
 /// A task pinned to CPU 0 that blocks at the end of every slice and wakes
 /// at once (so every decision it waits for weighs it with its pinned lead,
 /// when the lead is on) beside `hogs` free hogs, all of value 100, on 2
@@ -813,14 +829,7 @@ fn a_pinned_lead_keeps_every_share() {
             for (hogs, due) in [(2usize, 2.0 / 3.0), (3, 0.5)] {
                 let (got, rest) =
                     pinned_rewaker_share(stride, hogs, lead, rounds, 11 + hogs as u64);
-                let n = (2 * rounds) as f64;
-                let want = due * rounds as f64;
-                let p = due / 2.0;
-                let bound = if stride {
-                    0.02 * want + 1.0
-                } else {
-                    4.0 * (n * p * (1.0 - p)).sqrt() + 1.0
-                };
+                let (want, bound) = rewaker_due(stride, due, rounds);
                 eprintln!("lead {lead}, stride {stride}, {hogs} hogs: {got} slices of {rounds}, due {want:.0} ± {bound:.0}");
                 assert!(
                     (got as f64 - want).abs() <= bound,
@@ -847,10 +856,7 @@ fn a_free_rewakers_share_and_the_floor_at_t() {
     let lead = tix_core::vtime::PINNED_LEAD;
     for (hogs, due) in [(2usize, 2.0 / 3.0), (3, 0.5)] {
         let seed = 21 + hogs as u64;
-        let n = (2 * rounds) as f64;
-        let want = due * rounds as f64;
-        let p = due / 2.0;
-        let bound = 4.0 * (n * p * (1.0 - p)).sqrt() + 1.0;
+        let (want, bound) = rewaker_due(false, due, rounds);
         let (floored, _) = rewaker_share(false, hogs, 3, 0, lead, false, rounds, seed);
         eprintln!(
             "{hogs} hogs, no credit: {floored} slices of {rounds}, due {want:.0} ± {bound:.0}"
@@ -1562,10 +1568,7 @@ fn keeping_the_lag_at_a_block_restores_a_free_rewakers_share() {
         "lag kept: {kept} late, floor at T: {floored}"
     );
     for (hogs, due) in [(2usize, 2.0 / 3.0), (3, 0.5)] {
-        let n = (2 * rounds) as f64;
-        let want = due * rounds as f64;
-        let p = due / 2.0;
-        let bound = 4.0 * (n * p * (1.0 - p)).sqrt() + 1.0;
+        let (want, bound) = rewaker_due(false, due, rounds);
         KEEP_LAG.store(true, Relaxed);
         let (got, rest) = rewaker_share(false, hogs, 3, 0, lead, false, rounds, 21 + hogs as u64);
         KEEP_LAG.store(false, Relaxed);
