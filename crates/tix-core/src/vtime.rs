@@ -194,7 +194,8 @@ pub fn wake_cap(stride: bool, slice_ns: u64, vsum: u64, serving: u64) -> u64 {
 }
 
 /// The wake level (`scx_tix --wake-level`): how far a frame's virtual
-/// time stands ahead of `least`, the least key its runners started at. A
+/// time stands ahead of `least`, the least key its runners started at
+/// or the head of the woken task's queue holds. A
 /// woken task may lag the time by that much as well as by its own
 /// `wake_lag` (up to `wake_cap`), so it stands level with the runner
 /// furthest behind, not behind it: runners that keep a CPU while others'

@@ -93,8 +93,8 @@ void tix_m_reset(int stride, u64 slice_ns, int compensate, int ncpus)
 		M.block_vt[i] = 0;
 }
 
-/* scx_tix --wake-level: a woken task may lag T as far as the runner of its
- * frame furthest behind (vtime.bpf.h's level_lag). */
+/* scx_tix --wake-level: a woken task may lag T as far as the least key of
+ * its frame's runners and its DSQ's head (vtime.bpf.h's level_lag). */
 void tix_m_set_wake_level(int on) { M.wake_level = on; }
 /* A rule main.bpf.c does not have, for a test to try: a waking task keeps
  * the lag it had when it blocked (its floor is its own key moved on by what
@@ -206,7 +206,7 @@ static u64 draw(int i, int requeue)
 	/* One snapshot of the frame's load for both caps, as draw_key takes. */
 	frame_load(dom_of(i), &vsum, &serving);
 	if (!requeue && M.wake_level) {
-		u64 least = vt;
+		u64 least = vt, level;
 		int c, j;
 
 		for (c = 0; c < M.ncpus; c++) {
@@ -218,8 +218,9 @@ static u64 draw(int i, int requeue)
 		for (j = 0; j < TIX_M_MAX; j++)
 			if (M.queued[j] && j != i && dom_of(j) == dom_of(i) && M.key[j] < least)
 				least = M.key[j];
-		if (tix_level_lag(vt, least) > lag)
-			lag = tix_level_lag(vt, least);
+		level = tix_level_lag(vt, least);
+		if (level > lag)
+			lag = level;
 	}
 	/* The wake cap; M.wake_frame 0: uncapped, the rule before it. */
 	if (!requeue && M.wake_frame) {
@@ -247,7 +248,8 @@ static u64 draw(int i, int requeue)
 			fl = keep;
 		if (fl < lo)
 			fl = lo;
-		lag = vt - (fl < vt ? fl : vt);
+		/* fl <= vt: the lower of two floors at or below it, or lo. */
+		lag = vt - fl;
 	}
 	if (M.stride)
 		k = tix_next_pass(M.own[i], vt, lag, M.pending[i]);

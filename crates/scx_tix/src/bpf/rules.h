@@ -297,7 +297,8 @@ static inline u64 tix_wake_lag(u64 one_slice, u64 slices, u64 slept_ns, u64 slic
 }
 
 /* The wake level (tix_core::vtime::level_lag): how far the frame's time
- * stands ahead of the least key its runners started at. */
+ * stands ahead of least, the least key its runners started at or its
+ * DSQ's head holds. */
 static inline u64 tix_level_lag(u64 vtime, u64 least)
 {
 	return vtime > least ? vtime - least : 0;

@@ -155,7 +155,7 @@ static u64 level_lag(u32 dom, u64 t)
 __noinline u64 draw_key(struct task_struct *p __arg_trusted, struct task_ctx *tctx, u32 dom,
 			bool requeue)
 {
-	u64 value, t = vtime_now(dom), lag = 0, cap, key, plain, v, n, slept;
+	u64 value, t = vtime_now(dom), lag = 0, cap, key, plain, v, n, slept, level;
 
 	if (!tctx)
 		return t;
@@ -179,9 +179,9 @@ __noinline u64 draw_key(struct task_struct *p __arg_trusted, struct task_ctx *tc
 					tix_wake_rate(policy == TIX_POLICY_STRIDE, wake_rate));
 		lag = tix_wake_lag(one_run(value, 0), wake_slices, slept, slice_ns);
 		if (wake_level && dom < TIX_NR_DOMS) {
-			plain = level_lag(dom, t);
-			if (plain > lag)
-				lag = plain;
+			level = level_lag(dom, t);
+			if (level > lag)
+				lag = level;
 		}
 		/* tix_core::vtime::wake_cap: the most wake lag in frame dom now. */
 		cap = tix_wake_cap(policy == TIX_POLICY_STRIDE, slice_ns, v, n);
